@@ -1,0 +1,1150 @@
+//! The compiler: resolved syntax tree to register bytecode.
+//!
+//! One [`FnCompiler`] per function (and one for the top level), with one
+//! method per kind of statement and expression. Locals live in the first
+//! registers of the frame, so reading a local costs nothing; temporaries
+//! are allocated above them like a stack and released after each
+//! statement. Universal and predeclared names become constants. A local
+//! whose assignment does not provably precede a use gets a `CheckBound`
+//! before that use, so the common case pays nothing for starlark-go's
+//! "referenced before assignment" check. The tree's depth is bounded by the
+//! parser, which bounds this recursion.
+
+use crate::error::{Error, Result};
+use crate::heap::Heap;
+use crate::opcode::*;
+use crate::value::Value;
+use codemode_lang::ast::*;
+use std::cell::Cell;
+use std::collections::HashMap;
+
+/// Compiles a resolved module. `predeclared` and `universal` are the values
+/// of the names the resolver was given, in the same order.
+pub fn compile_module<'h>(
+    heap: Heap<'h>,
+    module: &'h Module<'h>,
+    predeclared: &[Value<'h>],
+    universal: &[Value<'h>],
+) -> Result<&'h Code<'h>> {
+    let scope = module
+        .scope
+        .get()
+        .ok_or_else(|| Error::msg("internal error: module not resolved"))?;
+    let env = Env {
+        heap,
+        predeclared,
+        universal,
+    };
+    let mut c = FnCompiler::new(&env, scope, "<toplevel>", 0)?;
+    c.stmts(module.stmts)?;
+    // The top level returns None (constant 0).
+    c.emit(Instr::Return { src: RK_CONST }, 0)?;
+    c.finish(Params::default(), 0)
+}
+
+struct Env<'h, 'e> {
+    heap: Heap<'h>,
+    predeclared: &'e [Value<'h>],
+    universal: &'e [Value<'h>],
+}
+
+/// The innermost enclosing loop.
+struct LoopCtx {
+    /// Where `continue` jumps.
+    top: usize,
+    /// `break` jumps to patch to the loop's end.
+    breaks: Vec<usize>,
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum ConstKey<'h> {
+    None,
+    Int(i64),
+    Float(u64),
+    Str(&'h str),
+    Global(u32),
+}
+
+struct FnCompiler<'h, 'e> {
+    env: &'e Env<'h, 'e>,
+    name: &'h str,
+    pos: Pos,
+    instrs: Vec<Instr>,
+    positions: Vec<Pos>,
+    consts: Vec<Value<'h>>,
+    const_index: HashMap<ConstKey<'h>, u16>,
+    sites: Vec<CallSite<'h>>,
+    functions: Vec<&'h Code<'h>>,
+    locals: &'h [Local<'h>],
+    freevars: &'h [FreeVar<'h>],
+    /// Whether each local is certainly assigned at this point of the code.
+    bound: Vec<bool>,
+    next_reg: usize,
+    max_reg: usize,
+    loops: Vec<LoopCtx>,
+}
+
+fn too_large(pos: Pos) -> Error {
+    Error::msg("function too large to compile").at(pos)
+}
+
+impl<'h, 'e> FnCompiler<'h, 'e> {
+    fn new(
+        env: &'e Env<'h, 'e>,
+        scope: &'h Scope<'h>,
+        name: &'h str,
+        pos: Pos,
+    ) -> Result<FnCompiler<'h, 'e>> {
+        let n = scope.locals.len();
+        if n > MAX_OPERAND {
+            return Err(too_large(pos));
+        }
+        let mut c = FnCompiler {
+            env,
+            name,
+            pos,
+            instrs: Vec::new(),
+            positions: Vec::new(),
+            consts: Vec::new(),
+            const_index: HashMap::new(),
+            sites: Vec::new(),
+            functions: Vec::new(),
+            locals: scope.locals,
+            freevars: scope.freevars,
+            bound: vec![false; n],
+            next_reg: n,
+            max_reg: n,
+            loops: Vec::new(),
+        };
+        // Constant 0 is always None (the implicit return value).
+        c.konst(ConstKey::None, Value::None)?;
+        Ok(c)
+    }
+
+    fn finish(self, params: Params<'h>, entry_pos: Pos) -> Result<&'h Code<'h>> {
+        let bump = self.env.heap.bump;
+        let cells: Vec<Reg> = self
+            .locals
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.is_cell)
+            .map(|(i, _)| i as Reg)
+            .collect();
+        let freevars: Vec<(&'h str, FreeSource)> = self
+            .freevars
+            .iter()
+            .map(|f| {
+                let src = match f.outer {
+                    Binding::Free(i) => FreeSource::Free(i as u16),
+                    Binding::Cell(i) | Binding::Local(i) => FreeSource::Local(i as Reg),
+                    _ => FreeSource::Free(u16::MAX),
+                };
+                (f.name, src)
+            })
+            .collect();
+        let local_names: Vec<&'h str> = self.locals.iter().map(|l| l.name).collect();
+        let code = Code {
+            name: self.name,
+            pos: self.pos,
+            entry_pos,
+            instrs: bump.alloc_slice_copy(&self.instrs),
+            positions: bump.alloc_slice_copy(&self.positions),
+            consts: bump.alloc_slice_copy(&self.consts),
+            sites: bump.alloc_slice_copy(&self.sites),
+            functions: bump.alloc_slice_copy(&self.functions),
+            params,
+            nregs: self.max_reg as u16,
+            local_names: bump.alloc_slice_copy(&local_names),
+            cells: bump.alloc_slice_copy(&cells),
+            freevars: bump.alloc_slice_copy(&freevars),
+            active: Cell::new(false),
+        };
+        Ok(bump.alloc(code))
+    }
+
+    // ---- emission helpers -------------------------------------------------
+
+    fn emit(&mut self, i: Instr, pos: Pos) -> Result<usize> {
+        if self.instrs.len() >= u32::MAX as usize {
+            return Err(too_large(pos));
+        }
+        self.instrs.push(i);
+        self.positions.push(pos);
+        Ok(self.instrs.len() - 1)
+    }
+
+    fn here(&self) -> u32 {
+        self.instrs.len() as u32
+    }
+
+    /// Points the jump at `at` to the current end of the code.
+    fn patch(&mut self, at: usize) {
+        let to = self.here();
+        match &mut self.instrs[at] {
+            Instr::Jump { to: t }
+            | Instr::JumpIfFalse { to: t, .. }
+            | Instr::JumpIfTrue { to: t, .. }
+            | Instr::ForIter { exit: t, .. } => *t = to,
+            _ => {}
+        }
+    }
+
+    fn temp(&mut self, pos: Pos) -> Result<Reg> {
+        self.temps(1, pos)
+    }
+
+    /// Allocates `n` consecutive temporaries.
+    fn temps(&mut self, n: usize, pos: Pos) -> Result<Reg> {
+        let base = self.next_reg;
+        self.next_reg += n;
+        if self.next_reg > MAX_OPERAND {
+            return Err(too_large(pos));
+        }
+        self.max_reg = self.max_reg.max(self.next_reg);
+        Ok(base as Reg)
+    }
+
+    fn konst(&mut self, key: ConstKey<'h>, v: Value<'h>) -> Result<u16> {
+        if let Some(&k) = self.const_index.get(&key) {
+            return Ok(k);
+        }
+        let k = self.consts.len();
+        if k > MAX_OPERAND {
+            return Err(too_large(self.pos));
+        }
+        self.consts.push(v);
+        self.const_index.insert(key, k as u16);
+        Ok(k as u16)
+    }
+
+    /// A constant that is not deduplicated (values without a key).
+    fn konst_value(&mut self, v: Value<'h>) -> Result<u16> {
+        let k = self.consts.len();
+        if k > MAX_OPERAND {
+            return Err(too_large(self.pos));
+        }
+        self.consts.push(v);
+        Ok(k as u16)
+    }
+
+    fn str_const(&mut self, s: &'h str) -> Result<u16> {
+        if let Some(&k) = self.const_index.get(&ConstKey::Str(s)) {
+            return Ok(k);
+        }
+        let v = self.env.heap.str_in_arena(s)?;
+        self.konst(ConstKey::Str(s), v)
+    }
+
+    fn literal_const(&mut self, lit: &Literal<'h>) -> Result<u16> {
+        match *lit {
+            Literal::Int(i) => self.konst(ConstKey::Int(i), Value::Int(i)),
+            Literal::Float(f) => self.konst(ConstKey::Float(f.to_bits()), Value::Float(f)),
+            Literal::String(s) => self.str_const(s),
+            Literal::Bytes(b) => {
+                let v = self.env.heap.bytes(b)?;
+                self.konst_value(v)
+            }
+            Literal::BigInt { digits, radix } => {
+                let n = num_bigint::BigInt::parse_bytes(digits.as_bytes(), radix)
+                    .ok_or_else(|| Error::msg("invalid int literal"))?;
+                let v = self.env.heap.int(n)?;
+                self.konst_value(v)
+            }
+        }
+    }
+
+    // ---- statements -------------------------------------------------------
+
+    fn stmts(&mut self, stmts: &'h [Stmt<'h>]) -> Result<()> {
+        for s in stmts {
+            let mark = self.next_reg;
+            self.stmt(s)?;
+            self.next_reg = mark;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &'h Stmt<'h>) -> Result<()> {
+        let pos = s.span.start;
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                let t = self.temp(pos)?;
+                self.expr_to(e, t)
+            }
+            StmtKind::Assign {
+                lhs,
+                op: AssignOp::Eq,
+                rhs,
+                op_pos,
+            } => self.assign(lhs, rhs, *op_pos),
+            StmtKind::Assign {
+                lhs,
+                op: AssignOp::Aug(op),
+                rhs,
+                op_pos,
+            } => self.aug_assign(lhs, *op, rhs, *op_pos),
+            StmtKind::Def { name, func } => {
+                let t = self.temp(pos)?;
+                self.function(func, t)?;
+                self.store_var(name, t, pos)
+            }
+            StmtKind::If { cond, then, els } => {
+                let c = self.operand_reg(cond)?;
+                let jf = self.emit(Instr::JumpIfFalse { cond: c, to: 0 }, pos)?;
+                let before = self.bound.clone();
+                self.stmts(then)?;
+                if els.is_empty() {
+                    self.patch(jf);
+                    self.bound = before;
+                } else {
+                    let after_then = std::mem::replace(&mut self.bound, before);
+                    let j = self.emit(Instr::Jump { to: 0 }, pos)?;
+                    self.patch(jf);
+                    self.stmts(els)?;
+                    self.patch(j);
+                    for (b, t) in self.bound.iter_mut().zip(after_then) {
+                        *b = *b && t;
+                    }
+                }
+                Ok(())
+            }
+            StmtKind::For { vars, iter, body } => {
+                let src = self.operand_reg(iter)?;
+                let it = self.temp(pos)?;
+                self.emit(Instr::IterStart { dst: it, src }, pos)?;
+                let before = self.bound.clone();
+                let top = self.instrs.len();
+                let direct = self.plain_local(vars);
+                let dst = match direct {
+                    Some(r) => r,
+                    None => self.temp(pos)?,
+                };
+                let fi = self.emit(
+                    Instr::ForIter {
+                        iter: it,
+                        dst,
+                        exit: 0,
+                    },
+                    pos,
+                )?;
+                if let Some(r) = direct {
+                    self.bound[r as usize] = true;
+                } else {
+                    self.assign_from(vars, dst, pos)?;
+                }
+                self.loops.push(LoopCtx {
+                    top,
+                    breaks: Vec::new(),
+                });
+                self.stmts(body)?;
+                self.emit(Instr::Jump { to: top as u32 }, pos)?;
+                let ctx = self.loops.pop().unwrap_or(LoopCtx {
+                    top,
+                    breaks: Vec::new(),
+                });
+                self.patch(fi);
+                for b in ctx.breaks {
+                    self.patch(b);
+                }
+                self.emit(Instr::IterEnd { iter: it }, pos)?;
+                self.bound = before;
+                Ok(())
+            }
+            StmtKind::Return(value) => {
+                let (src, at) = match value {
+                    // starlark-go attributes the return to its value.
+                    Some(e) => (self.operand(e)?, e.span.start),
+                    None => (RK_CONST, pos),
+                };
+                self.emit(Instr::Return { src }, at)?;
+                Ok(())
+            }
+            StmtKind::Break => {
+                let j = self.emit(Instr::Jump { to: 0 }, pos)?;
+                match self.loops.last_mut() {
+                    Some(l) => l.breaks.push(j),
+                    None => return Err(Error::msg("break not in a loop").at(pos)),
+                }
+                Ok(())
+            }
+            StmtKind::Continue => {
+                let top = match self.loops.last() {
+                    Some(l) => l.top,
+                    None => return Err(Error::msg("continue not in a loop").at(pos)),
+                };
+                self.emit(Instr::Jump { to: top as u32 }, pos)?;
+                Ok(())
+            }
+            StmtKind::Pass => Ok(()),
+            // The resolver rejects both; a tree that still has them is not
+            // compiled.
+            StmtKind::Load { .. } => {
+                self.emit(Instr::Load, pos)?;
+                Ok(())
+            }
+            StmtKind::While { .. } => Err(Error::msg("while loop not supported").at(pos)),
+        }
+    }
+
+    /// The register of `e` when it is a local that is not a cell.
+    fn plain_local(&self, e: &Expr<'h>) -> Option<Reg> {
+        match &e.kind {
+            ExprKind::Ident(id) => match id.binding.get() {
+                Binding::Local(i) => Some(i as Reg),
+                _ => None,
+            },
+            ExprKind::Paren(x) => self.plain_local(x),
+            _ => None,
+        }
+    }
+
+    fn assign(&mut self, lhs: &'h Expr<'h>, rhs: &'h Expr<'h>, op_pos: Pos) -> Result<()> {
+        if let Some(r) = self.plain_local(lhs) {
+            if writes_dst_last(rhs) {
+                self.expr_to(rhs, r)?;
+            } else {
+                let t = self.temp(op_pos)?;
+                self.expr_to(rhs, t)?;
+                self.emit(Instr::Move { dst: r, src: t }, op_pos)?;
+            }
+            self.bound[r as usize] = true;
+            return Ok(());
+        }
+        let v = self.operand_reg(rhs)?;
+        self.assign_from(lhs, v, op_pos)
+    }
+
+    /// Assigns the value in register `v` to the target `lhs`.
+    fn assign_from(&mut self, lhs: &'h Expr<'h>, v: Reg, pos: Pos) -> Result<()> {
+        match &lhs.kind {
+            ExprKind::Ident(id) => self.store_var(id, v, pos),
+            ExprKind::Paren(x) => self.assign_from(x, v, pos),
+            ExprKind::Tuple(items) | ExprKind::List(items) => {
+                let n = items.len();
+                if n > MAX_OPERAND {
+                    return Err(too_large(pos));
+                }
+                let base = self.temps(n, pos)?;
+                self.emit(
+                    Instr::Unpack {
+                        base,
+                        src: v,
+                        n: n as u16,
+                    },
+                    pos,
+                )?;
+                for (k, item) in items.iter().enumerate() {
+                    self.assign_from(item, base + k as Reg, pos)?;
+                }
+                Ok(())
+            }
+            ExprKind::Index { x, index, lbrack } => {
+                let xr = self.operand_reg(x)?;
+                let i = self.operand(index)?;
+                self.emit(Instr::SetIndex { x: xr, i, src: v }, *lbrack)?;
+                Ok(())
+            }
+            ExprKind::Dot { x, name, dot } => {
+                let xr = self.operand_reg(x)?;
+                let k = self.str_const(name.name)?;
+                self.emit(
+                    Instr::SetAttr {
+                        x: xr,
+                        name: k,
+                        src: v,
+                    },
+                    *dot,
+                )?;
+                Ok(())
+            }
+            _ => Err(Error::msg("cannot assign to this expression").at(lhs.span.start)),
+        }
+    }
+
+    fn aug_assign(
+        &mut self,
+        lhs: &'h Expr<'h>,
+        op: BinOp,
+        rhs: &'h Expr<'h>,
+        op_pos: Pos,
+    ) -> Result<()> {
+        match &lhs.kind {
+            ExprKind::Paren(x) => self.aug_assign(x, op, rhs, op_pos),
+            ExprKind::Ident(id) => {
+                let cur = self.operand_reg(lhs)?;
+                let r = self.operand(rhs)?;
+                let dst = match self.plain_local(lhs) {
+                    Some(l) => l,
+                    None => cur,
+                };
+                self.emit(binary_instr(op, dst, cur, r, true), op_pos)?;
+                if self.plain_local(lhs).is_none() {
+                    self.store_var(id, dst, op_pos)?;
+                }
+                Ok(())
+            }
+            ExprKind::Index { x, index, lbrack } => {
+                let xr = self.operand_reg(x)?;
+                let i = self.operand(index)?;
+                let cur = self.temp(op_pos)?;
+                self.emit(Instr::Index { dst: cur, x: xr, i }, *lbrack)?;
+                let r = self.operand(rhs)?;
+                self.emit(binary_instr(op, cur, cur, r, true), op_pos)?;
+                self.emit(Instr::SetIndex { x: xr, i, src: cur }, *lbrack)?;
+                Ok(())
+            }
+            ExprKind::Dot { x, name, dot } => {
+                let xr = self.operand_reg(x)?;
+                let k = self.str_const(name.name)?;
+                let cur = self.temp(op_pos)?;
+                self.emit(
+                    Instr::GetAttr {
+                        dst: cur,
+                        x: xr,
+                        name: k,
+                    },
+                    *dot,
+                )?;
+                let r = self.operand(rhs)?;
+                self.emit(binary_instr(op, cur, cur, r, true), op_pos)?;
+                self.emit(
+                    Instr::SetAttr {
+                        x: xr,
+                        name: k,
+                        src: cur,
+                    },
+                    *dot,
+                )?;
+                Ok(())
+            }
+            _ => Err(Error::msg("cannot assign to this expression").at(lhs.span.start)),
+        }
+    }
+
+    /// Stores register `v` into the variable `id`.
+    fn store_var(&mut self, id: &'h Ident<'h>, v: Reg, pos: Pos) -> Result<()> {
+        match id.binding.get() {
+            Binding::Local(i) => {
+                if i as Reg != v {
+                    self.emit(Instr::Move { dst: i as Reg, src: v }, pos)?;
+                }
+                self.bound[i as usize] = true;
+            }
+            Binding::Cell(i) => {
+                self.emit(Instr::StoreCell { slot: i as Reg, src: v }, pos)?;
+            }
+            Binding::Global(g) => {
+                self.emit(Instr::StoreGlobal { g: g as u16, src: v }, pos)?;
+            }
+            b => {
+                return Err(Error::msg(format!(
+                    "internal error: cannot assign to {} ({b:?})",
+                    id.name
+                ))
+                .at(pos))
+            }
+        }
+        Ok(())
+    }
+
+    // ---- expressions ------------------------------------------------------
+
+    /// The constant `e` denotes, if it is a literal, a negated number
+    /// literal, or a universal or predeclared name.
+    fn const_of(&mut self, e: &'h Expr<'h>) -> Result<Option<u16>> {
+        let k = match &e.kind {
+            ExprKind::Literal(lit) => self.literal_const(lit)?,
+            ExprKind::Paren(x) => return self.const_of(x),
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                x,
+                ..
+            } => match &x.kind {
+                ExprKind::Literal(Literal::Int(i)) if *i != i64::MIN => {
+                    self.konst(ConstKey::Int(-i), Value::Int(-i))?
+                }
+                ExprKind::Literal(Literal::Float(f)) => {
+                    let f = -f;
+                    self.konst(ConstKey::Float(f.to_bits()), Value::Float(f))?
+                }
+                _ => return Ok(None),
+            },
+            ExprKind::Ident(id) => match id.binding.get() {
+                Binding::Universal(_) | Binding::Predeclared(_) => self.var_const(id)?,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(Some(k))
+    }
+
+    /// The constant holding a universal or predeclared name's value.
+    fn var_const(&mut self, id: &'h Ident<'h>) -> Result<u16> {
+        let (key, v) = match id.binding.get() {
+            Binding::Universal(u) => (
+                ConstKey::Global(u | 0x8000_0000),
+                self.env.universal.get(u as usize).copied(),
+            ),
+            Binding::Predeclared(p) => (
+                ConstKey::Global(p),
+                self.env.predeclared.get(p as usize).copied(),
+            ),
+            _ => (ConstKey::None, None),
+        };
+        let v = v.ok_or_else(|| Error::msg("internal error: unknown name").at(id.span.start))?;
+        self.konst(key, v)
+    }
+
+    /// An operand for `e`: a constant, a local's register, or a temporary
+    /// holding its value.
+    fn operand(&mut self, e: &'h Expr<'h>) -> Result<Rk> {
+        match self.const_of(e)? {
+            Some(k) => Ok(RK_CONST | k),
+            None => self.operand_reg(e),
+        }
+    }
+
+    /// A register holding the value of `e` (a local's own register when
+    /// possible).
+    fn operand_reg(&mut self, e: &'h Expr<'h>) -> Result<Reg> {
+        if let ExprKind::Paren(x) = &e.kind {
+            return self.operand_reg(x);
+        }
+        if let ExprKind::Ident(id) = &e.kind {
+            if let Binding::Local(i) = id.binding.get() {
+                self.check_bound(i, id)?;
+                return Ok(i as Reg);
+            }
+        }
+        let t = self.temp(e.span.start)?;
+        self.expr_to(e, t)?;
+        Ok(t)
+    }
+
+    fn check_bound(&mut self, i: u32, id: &'h Ident<'h>) -> Result<()> {
+        if !self.bound[i as usize] {
+            let name = self.str_const(id.name)?;
+            self.emit(
+                Instr::CheckBound {
+                    reg: i as Reg,
+                    name,
+                },
+                id.span.start,
+            )?;
+            self.bound[i as usize] = true;
+        }
+        Ok(())
+    }
+
+    /// Evaluates `e` into register `dst`.
+    fn expr_to(&mut self, e: &'h Expr<'h>, dst: Reg) -> Result<()> {
+        let mark = self.next_reg;
+        self.expr_to_inner(e, dst)?;
+        self.next_reg = mark;
+        Ok(())
+    }
+
+    fn expr_to_inner(&mut self, e: &'h Expr<'h>, dst: Reg) -> Result<()> {
+        let pos = e.span.start;
+        match &e.kind {
+            ExprKind::Ident(id) => self.load_var(id, dst),
+            ExprKind::Paren(x) => self.expr_to_inner(x, dst),
+            ExprKind::Literal(_) | ExprKind::Unary { .. } => {
+                if let Some(k) = self.const_of(e)? {
+                    self.emit(Instr::Const { dst, k }, pos)?;
+                    return Ok(());
+                }
+                let ExprKind::Unary { op, x, op_pos } = &e.kind else {
+                    return Err(Error::msg("internal error: bad literal").at(pos));
+                };
+                let src = self.operand_reg(x)?;
+                let i = match op {
+                    UnaryOp::Neg => Instr::Neg { dst, src },
+                    UnaryOp::Plus => Instr::Plus { dst, src },
+                    UnaryOp::Invert => Instr::Invert { dst, src },
+                    UnaryOp::Not => Instr::Not { dst, src },
+                };
+                self.emit(i, *op_pos)?;
+                Ok(())
+            }
+            ExprKind::List(items) => {
+                let (base, n) = self.consecutive(items, pos)?;
+                self.emit(Instr::MakeList { dst, base, n }, pos)?;
+                Ok(())
+            }
+            ExprKind::Tuple(items) => {
+                let (base, n) = self.consecutive(items, pos)?;
+                self.emit(Instr::MakeTuple { dst, base, n }, pos)?;
+                Ok(())
+            }
+            ExprKind::Dict(entries) => {
+                let n = entries.len().min(MAX_OPERAND) as u16;
+                self.emit(Instr::MakeDict { dst, n }, pos)?;
+                for ent in entries.iter() {
+                    let mark = self.next_reg;
+                    let k = self.operand_reg(&ent.key)?;
+                    let v = self.operand_reg(&ent.value)?;
+                    self.emit(
+                        Instr::DictSetUnique {
+                            dict: dst,
+                            key: k,
+                            src: v,
+                        },
+                        ent.colon,
+                    )?;
+                    self.next_reg = mark;
+                }
+                Ok(())
+            }
+            ExprKind::ListComp { body, clauses } => {
+                self.emit(Instr::MakeList { dst, base: 0, n: 0 }, pos)?;
+                self.comprehension(clauses, dst, &|c, acc| {
+                    let v = c.operand_reg(body)?;
+                    c.emit(Instr::ListAppend { list: acc, src: v }, body.span.start)?;
+                    Ok(())
+                })
+            }
+            ExprKind::DictComp {
+                key,
+                value,
+                clauses,
+            } => {
+                self.emit(Instr::MakeDict { dst, n: 0 }, pos)?;
+                self.comprehension(clauses, dst, &|c, acc| {
+                    let k = c.operand_reg(key)?;
+                    let v = c.operand_reg(value)?;
+                    c.emit(
+                        Instr::DictSet {
+                            dict: acc,
+                            key: k,
+                            src: v,
+                        },
+                        key.span.start,
+                    )?;
+                    Ok(())
+                })
+            }
+            ExprKind::Cond {
+                then,
+                cond,
+                els,
+                if_pos,
+            } => {
+                let c = self.operand_reg(cond)?;
+                let jf = self.emit(Instr::JumpIfFalse { cond: c, to: 0 }, *if_pos)?;
+                self.expr_to(then, dst)?;
+                let j = self.emit(Instr::Jump { to: 0 }, *if_pos)?;
+                self.patch(jf);
+                self.expr_to(els, dst)?;
+                self.patch(j);
+                Ok(())
+            }
+            ExprKind::Lambda(func) => self.function(func, dst),
+            ExprKind::Call { func, args, lparen } => self.call(func, args, *lparen, dst),
+            ExprKind::Index { x, index, lbrack } => {
+                let xr = self.operand_reg(x)?;
+                let i = self.operand(index)?;
+                self.emit(Instr::Index { dst, x: xr, i }, *lbrack)?;
+                Ok(())
+            }
+            ExprKind::Slice {
+                x,
+                lo,
+                hi,
+                step,
+                lbrack,
+            } => {
+                let base = self.temps(4, *lbrack)?;
+                self.expr_to(x, base)?;
+                for (k, part) in [lo, hi, step].into_iter().enumerate() {
+                    let r = base + 1 + k as Reg;
+                    match part {
+                        Some(p) => self.expr_to(p, r)?,
+                        None => {
+                            self.emit(Instr::Const { dst: r, k: 0 }, *lbrack)?;
+                        }
+                    }
+                }
+                self.emit(Instr::Slice { dst, base }, *lbrack)?;
+                Ok(())
+            }
+            ExprKind::Dot { x, name, dot } => {
+                let xr = self.operand_reg(x)?;
+                let k = self.str_const(name.name)?;
+                self.emit(Instr::GetAttr { dst, x: xr, name: k }, *dot)?;
+                Ok(())
+            }
+            ExprKind::Binary { op, l, r, op_pos } => match op {
+                BinOp::And | BinOp::Or => {
+                    self.expr_to(l, dst)?;
+                    let j = if *op == BinOp::And {
+                        Instr::JumpIfFalse { cond: dst, to: 0 }
+                    } else {
+                        Instr::JumpIfTrue { cond: dst, to: 0 }
+                    };
+                    let j = self.emit(j, *op_pos)?;
+                    self.expr_to(r, dst)?;
+                    self.patch(j);
+                    Ok(())
+                }
+                _ => {
+                    let a = self.operand(l)?;
+                    let b = self.operand(r)?;
+                    self.emit(binary_instr(*op, dst, a, b, false), *op_pos)?;
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    fn load_var(&mut self, id: &'h Ident<'h>, dst: Reg) -> Result<()> {
+        let pos = id.span.start;
+        match id.binding.get() {
+            Binding::Local(i) => {
+                self.check_bound(i, id)?;
+                if i as Reg != dst {
+                    self.emit(Instr::Move { dst, src: i as Reg }, pos)?;
+                }
+            }
+            Binding::Cell(i) => {
+                self.emit(Instr::LoadCell { dst, slot: i as Reg }, pos)?;
+            }
+            Binding::Free(i) => {
+                self.emit(Instr::LoadFree { dst, idx: i as u16 }, pos)?;
+            }
+            Binding::Global(g) => {
+                self.emit(Instr::LoadGlobal { dst, g: g as u16 }, pos)?;
+            }
+            Binding::Predeclared(_) | Binding::Universal(_) => {
+                let k = self.var_const(id)?;
+                self.emit(Instr::Const { dst, k }, pos)?;
+            }
+            Binding::Unresolved => {
+                return Err(Error::msg(format!("undefined: {}", id.name)).at(pos));
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `items` into consecutive temporaries.
+    fn consecutive(&mut self, items: &'h [Expr<'h>], pos: Pos) -> Result<(Reg, u16)> {
+        let n = items.len();
+        if n > MAX_OPERAND {
+            return Err(too_large(pos));
+        }
+        let base = self.temps(n, pos)?;
+        for (k, item) in items.iter().enumerate() {
+            self.expr_to(item, base + k as Reg)?;
+        }
+        Ok((base, n as u16))
+    }
+
+    /// Compiles the clauses of a comprehension around `body`, which adds
+    /// one element to the accumulator in register `acc`.
+    fn comprehension(
+        &mut self,
+        clauses: &'h [Clause<'h>],
+        acc: Reg,
+        body: &dyn Fn(&mut Self, Reg) -> Result<()>,
+    ) -> Result<()> {
+        let Some((first, rest)) = clauses.split_first() else {
+            return body(self, acc);
+        };
+        let before = self.bound.clone();
+        match first {
+            Clause::If { cond, if_pos } => {
+                let c = self.operand_reg(cond)?;
+                let jf = self.emit(Instr::JumpIfFalse { cond: c, to: 0 }, *if_pos)?;
+                self.comprehension(rest, acc, body)?;
+                self.patch(jf);
+            }
+            Clause::For {
+                vars,
+                iter,
+                for_pos,
+            } => {
+                let mark = self.next_reg;
+                let src = self.operand_reg(iter)?;
+                let it = self.temp(*for_pos)?;
+                self.emit(Instr::IterStart { dst: it, src }, *for_pos)?;
+                let top = self.instrs.len();
+                let direct = self.plain_local(vars);
+                let dst = match direct {
+                    Some(r) => r,
+                    None => self.temp(*for_pos)?,
+                };
+                let fi = self.emit(
+                    Instr::ForIter {
+                        iter: it,
+                        dst,
+                        exit: 0,
+                    },
+                    *for_pos,
+                )?;
+                match direct {
+                    Some(r) => self.bound[r as usize] = true,
+                    None => self.assign_from(vars, dst, *for_pos)?,
+                }
+                self.comprehension(rest, acc, body)?;
+                self.emit(Instr::Jump { to: top as u32 }, *for_pos)?;
+                self.patch(fi);
+                self.emit(Instr::IterEnd { iter: it }, *for_pos)?;
+                self.next_reg = mark;
+            }
+        }
+        self.bound = before;
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        func: &'h Expr<'h>,
+        args: &'h [Arg<'h>],
+        lparen: Pos,
+        dst: Reg,
+    ) -> Result<()> {
+        let mut positional = Vec::new();
+        let mut named = Vec::new();
+        let mut star = None;
+        let mut star_star = None;
+        for a in args {
+            match a {
+                Arg::Positional(e) => positional.push(e),
+                Arg::Named { name, value } => named.push((name.name, value)),
+                Arg::Star { value, .. } => star = Some(value),
+                Arg::StarStar { value, .. } => star_star = Some(value),
+            }
+        }
+        let nargs = positional.len() + named.len() + star.is_some() as usize
+            + star_star.is_some() as usize;
+        if nargs + 1 > MAX_OPERAND || self.sites.len() > MAX_OPERAND {
+            return Err(too_large(lparen));
+        }
+        let base = self.temps(1 + nargs, lparen)?;
+        let mut attr_pos = lparen;
+        let method = match &func.kind {
+            ExprKind::Dot { x, name, dot } => {
+                self.expr_to(x, base)?;
+                attr_pos = *dot;
+                Some(name.name)
+            }
+            _ => {
+                self.expr_to(func, base)?;
+                None
+            }
+        };
+        let mut r = base + 1;
+        for e in positional {
+            self.expr_to(e, r)?;
+            r += 1;
+        }
+        let mut names = Vec::with_capacity(named.len());
+        for (name, e) in named {
+            self.expr_to(e, r)?;
+            names.push(name);
+            r += 1;
+        }
+        if let Some(e) = star {
+            self.expr_to(e, r)?;
+            r += 1;
+        }
+        if let Some(e) = star_star {
+            self.expr_to(e, r)?;
+        }
+        let site = CallSite {
+            npos: (nargs - names.len() - star.is_some() as usize - star_star.is_some() as usize)
+                as u16,
+            names: self.env.heap.bump.alloc_slice_copy(&names),
+            star: star.is_some(),
+            star_star: star_star.is_some(),
+            method: method.unwrap_or(""),
+            attr_pos,
+        };
+        self.sites.push(site);
+        let site = (self.sites.len() - 1) as u16;
+        let i = match method {
+            Some(_) => Instr::CallMethod { dst, base, site },
+            None => Instr::Call { dst, base, site },
+        };
+        self.emit(i, lparen)?;
+        Ok(())
+    }
+
+    /// Compiles a nested `def` or `lambda` and creates its value in `dst`.
+    fn function(&mut self, func: &'h Function<'h>, dst: Reg) -> Result<()> {
+        let scope = func
+            .scope
+            .get()
+            .ok_or_else(|| Error::msg("internal error: function not resolved"))?;
+        // Parameters in slot order: positional, keyword-only, *args, **kwargs.
+        let mut positional = Vec::new();
+        let mut kwonly = Vec::new();
+        let mut args = None;
+        let mut kwargs = None;
+        let mut after_star = false;
+        for p in func.params {
+            match &p.kind {
+                ParamKind::Required(id) => {
+                    let dest = if after_star { &mut kwonly } else { &mut positional };
+                    dest.push((id, None));
+                }
+                ParamKind::Optional(id, d) => {
+                    let dest = if after_star { &mut kwonly } else { &mut positional };
+                    dest.push((id, Some(d)));
+                }
+                ParamKind::Star => after_star = true,
+                ParamKind::Args(id) => {
+                    after_star = true;
+                    args = Some(id);
+                }
+                ParamKind::Kwargs(id) => kwargs = Some(id),
+            }
+        }
+        let ordinary: Vec<_> = positional.iter().chain(kwonly.iter()).collect();
+        let ndefaults = ordinary.iter().filter(|(_, d)| d.is_some()).count();
+        if ndefaults > MAX_OPERAND || self.functions.len() > MAX_OPERAND {
+            return Err(too_large(func.pos));
+        }
+        let base = self.temps(ndefaults, func.pos)?;
+        let mut k = 0;
+        for (_, d) in &ordinary {
+            if let Some(d) = d {
+                self.expr_to(d, base + k)?;
+                k += 1;
+            }
+        }
+        let slot = |id: &Ident<'_>| -> Reg {
+            match id.binding.get() {
+                Binding::Local(i) | Binding::Cell(i) => i as Reg,
+                _ => 0,
+            }
+        };
+        let mut names = Vec::new();
+        let mut regs = Vec::new();
+        for (id, _) in &ordinary {
+            names.push(id.name);
+            regs.push(slot(id));
+        }
+        for id in [args, kwargs].into_iter().flatten() {
+            names.push(id.name);
+            regs.push(slot(id));
+        }
+        let bump = self.env.heap.bump;
+        let has_default: Vec<bool> = ordinary.iter().map(|(_, d)| d.is_some()).collect();
+        let params = Params {
+            names: bump.alloc_slice_copy(&names),
+            npositional: positional.len() as u16,
+            nkwonly: kwonly.len() as u16,
+            has_args: args.is_some(),
+            has_kwargs: kwargs.is_some(),
+            has_default: bump.alloc_slice_copy(&has_default),
+            regs: bump.alloc_slice_copy(&regs),
+        };
+        let mut inner = FnCompiler::new(self.env, scope, func.name, func.pos)?;
+        for r in params.regs {
+            if let Some(b) = inner.bound.get_mut(*r as usize) {
+                *b = true;
+            }
+        }
+        inner.stmts(func.body)?;
+        inner.emit(Instr::Return { src: RK_CONST }, func.pos)?;
+        let entry_pos = first_ident_pos(func.body).unwrap_or(func.pos);
+        let code = inner.finish(params, entry_pos)?;
+        self.functions.push(code);
+        self.emit(
+            Instr::MakeFunction {
+                dst,
+                func: (self.functions.len() - 1) as u16,
+                base,
+            },
+            func.pos,
+        )?;
+        Ok(())
+    }
+}
+
+/// The position of the identifier starlark-go evaluates first in `body`,
+/// if its first instruction loads one (that instruction's position is where
+/// errors of entering the function are reported; otherwise the `def`'s).
+fn first_ident_pos(body: &[Stmt<'_>]) -> Option<Pos> {
+    let first = body.first()?;
+    match &first.kind {
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) => first_leaf(e),
+        StmtKind::Assign {
+            lhs,
+            op: AssignOp::Aug(_),
+            ..
+        } => first_leaf(lhs),
+        StmtKind::Assign { rhs, .. } => first_leaf(rhs),
+        StmtKind::If { cond, .. } => first_leaf(cond),
+        StmtKind::For { iter, .. } => first_leaf(iter),
+        _ => None,
+    }
+}
+
+fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
+    match &e.kind {
+        ExprKind::Ident(id) => Some(id.span.start),
+        ExprKind::Paren(x)
+        | ExprKind::Unary { x, .. }
+        | ExprKind::Binary { l: x, .. }
+        | ExprKind::Call { func: x, .. }
+        | ExprKind::Index { x, .. }
+        | ExprKind::Slice { x, .. }
+        | ExprKind::Dot { x, .. }
+        | ExprKind::Cond { cond: x, .. } => first_leaf(x),
+        ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(first_leaf),
+        ExprKind::Dict(entries) => entries.first().and_then(|e| first_leaf(&e.key)),
+        ExprKind::ListComp { clauses, .. } | ExprKind::DictComp { clauses, .. } => {
+            match clauses.first() {
+                Some(Clause::For { iter, .. }) => first_leaf(iter),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether evaluating `e` into a register writes that register only as its
+/// last step, so a local may be the destination of its own assignment.
+fn writes_dst_last(e: &Expr<'_>) -> bool {
+    match &e.kind {
+        ExprKind::Binary {
+            op: BinOp::And | BinOp::Or,
+            ..
+        }
+        | ExprKind::Cond { .. }
+        | ExprKind::ListComp { .. }
+        | ExprKind::DictComp { .. } => false,
+        ExprKind::Paren(x) => writes_dst_last(x),
+        _ => true,
+    }
+}
+
+fn binary_instr(op: BinOp, dst: Reg, a: Rk, b: Rk, inplace: bool) -> Instr {
+    match op {
+        BinOp::Add if inplace => Instr::InplaceAdd { dst, a, b },
+        BinOp::BitOr if inplace => Instr::InplaceOr { dst, a, b },
+        BinOp::Add => Instr::Add { dst, a, b },
+        BinOp::Sub => Instr::Sub { dst, a, b },
+        BinOp::Mul => Instr::Mul { dst, a, b },
+        BinOp::Div => Instr::Div { dst, a, b },
+        BinOp::FloorDiv => Instr::FloorDiv { dst, a, b },
+        BinOp::Mod => Instr::Mod { dst, a, b },
+        BinOp::BitAnd => Instr::BitAnd { dst, a, b },
+        BinOp::BitOr => Instr::BitOr { dst, a, b },
+        BinOp::BitXor => Instr::BitXor { dst, a, b },
+        BinOp::Shl => Instr::Shl { dst, a, b },
+        BinOp::Shr => Instr::Shr { dst, a, b },
+        BinOp::In => Instr::In { dst, a, b },
+        BinOp::NotIn => Instr::NotIn { dst, a, b },
+        BinOp::Eq => Instr::Eq { dst, a, b },
+        BinOp::Ne => Instr::Ne { dst, a, b },
+        BinOp::Lt => Instr::Lt { dst, a, b },
+        BinOp::Le => Instr::Le { dst, a, b },
+        BinOp::Gt => Instr::Gt { dst, a, b },
+        BinOp::Ge => Instr::Ge { dst, a, b },
+        // `and`/`or` are compiled with jumps and never reach here.
+        BinOp::And | BinOp::Or => Instr::Eq { dst, a, b },
+    }
+}

@@ -1,0 +1,359 @@
+//! Data that crosses the boundary between a program and its host.
+//!
+//! [`Data`] is the neutral JSON-like form of capability arguments, capability
+//! results and the final value of `main`: null, bool, i64, finite f64,
+//! string, list, and string-keyed map (insertion ordered). Conversion from
+//! values enforces the depth limit (scalar = 1, each container + 1) and the
+//! representable kinds; [`Data::encoded_len`] measures the compact JSON
+//! size that the byte limits count, stopping early past a limit.
+
+use crate::error::Result;
+use crate::heap::Heap;
+use crate::value::Value;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use std::io;
+
+/// The deepest value conversion recurses into, whatever the configured
+/// depth limit: it keeps the Rust stack bounded.
+pub const MAX_CONVERSION_DEPTH: u32 = 512;
+
+/// A JSON-like value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<Data>),
+    /// String keys, in insertion order, without duplicates.
+    Map(Vec<(String, Data)>),
+}
+
+impl Serialize for Data {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Data::Null => s.serialize_unit(),
+            Data::Bool(b) => s.serialize_bool(*b),
+            Data::Int(i) => s.serialize_i64(*i),
+            Data::Float(f) => s.serialize_f64(*f),
+            Data::Str(t) => s.serialize_str(t),
+            Data::List(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for x in items {
+                    seq.serialize_element(x)?;
+                }
+                seq.end()
+            }
+            Data::Map(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// A writer that counts bytes and gives up past a limit.
+struct Counter {
+    n: usize,
+    limit: usize,
+}
+
+impl io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.n += buf.len();
+        if self.n > self.limit {
+            return Err(io::Error::other("limit"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn counted_len<T: Serialize + ?Sized>(v: &T, limit: usize) -> usize {
+    let mut c = Counter { n: 0, limit };
+    match serde_json::to_writer(&mut c, v) {
+        Ok(()) => c.n,
+        Err(_) => limit.saturating_add(1),
+    }
+}
+
+impl Data {
+    /// The length of the compact JSON encoding, or any number above
+    /// `limit` once it is known to exceed it.
+    pub fn encoded_len(&self, limit: usize) -> usize {
+        counted_len(self, limit)
+    }
+
+    /// Whether the value is deeper than `max` (scalar = 1).
+    pub fn depth_exceeds(&self, max: u32) -> bool {
+        let mut stack: Vec<(&Data, u32)> = vec![(self, 1)];
+        while let Some((d, depth)) = stack.pop() {
+            if depth > max {
+                return true;
+            }
+            match d {
+                Data::List(items) => stack.extend(items.iter().map(|x| (x, depth + 1))),
+                Data::Map(entries) => stack.extend(entries.iter().map(|(_, x)| (x, depth + 1))),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// The compact JSON text.
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Converts parsed JSON. Numbers that are neither i64 nor finite f64
+    /// (u64 above i64::MAX) are rejected with `None`, as are values deeper
+    /// than [`MAX_CONVERSION_DEPTH`].
+    pub fn from_json(v: &serde_json::Value) -> Option<Data> {
+        Data::from_json_at(v, 1)
+    }
+
+    fn from_json_at(v: &serde_json::Value, depth: u32) -> Option<Data> {
+        if depth > MAX_CONVERSION_DEPTH {
+            return None;
+        }
+        Some(match v {
+            serde_json::Value::Null => Data::Null,
+            serde_json::Value::Bool(b) => Data::Bool(*b),
+            serde_json::Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Data::Int(i)
+                } else if n.is_u64() {
+                    return None;
+                } else {
+                    let f = n.as_f64()?;
+                    if !f.is_finite() {
+                        return None;
+                    }
+                    Data::Float(f)
+                }
+            }
+            serde_json::Value::String(s) => Data::Str(s.clone()),
+            serde_json::Value::Array(items) => Data::List(
+                items
+                    .iter()
+                    .map(|x| Data::from_json_at(x, depth + 1))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            serde_json::Value::Object(map) => Data::Map(
+                map.iter()
+                    .map(|(k, x)| Some((k.clone(), Data::from_json_at(x, depth + 1)?)))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+        })
+    }
+}
+
+/// The compact JSON length of a keyword-argument map.
+pub fn encoded_len_map(entries: &[(String, Data)], limit: usize) -> usize {
+    struct AsMap<'a>(&'a [(String, Data)]);
+    impl Serialize for AsMap<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(Some(self.0.len()))?;
+            for (k, v) in self.0 {
+                map.serialize_entry(k, v)?;
+            }
+            map.end()
+        }
+    }
+    counted_len(&AsMap(entries), limit)
+}
+
+/// Why a value could not become [`Data`].
+#[derive(Debug)]
+pub enum ConvertError {
+    /// Deeper than the depth limit.
+    Depth,
+    /// A value JSON cannot carry; the message says which.
+    Unsupported(String),
+    /// The deadline passed or the execution was cancelled meanwhile.
+    Time(crate::error::Error),
+}
+
+impl ConvertError {
+    /// The error of a capability argument named `arg`: depth is a resource
+    /// limit, anything else a binding error naming the argument.
+    pub fn into_limit_or_args(self, arg: &str) -> crate::error::Error {
+        match self {
+            ConvertError::Depth => {
+                crate::error::Error::limit(crate::error::LimitKind::ValueDepth)
+            }
+            ConvertError::Unsupported(m) => {
+                crate::error::Error::invalid_arguments(format!("{arg}: {m}"))
+            }
+            ConvertError::Time(e) => e,
+        }
+    }
+}
+
+/// Converts a value, allowing `max_depth` levels (scalar = 1).
+pub fn to_data(
+    v: Value<'_>,
+    max_depth: u32,
+    budget: &crate::budget::Budget,
+) -> std::result::Result<Data, ConvertError> {
+    let max = max_depth.min(MAX_CONVERSION_DEPTH);
+    let mut steps = 0usize;
+    convert(v, 1, max, budget, &mut steps)
+}
+
+fn convert(
+    v: Value<'_>,
+    depth: u32,
+    max: u32,
+    budget: &crate::budget::Budget,
+    steps: &mut usize,
+) -> std::result::Result<Data, ConvertError> {
+    if depth > max {
+        return Err(ConvertError::Depth);
+    }
+    *steps += 1;
+    if *steps % 4096 == 0 {
+        budget.check_time().map_err(ConvertError::Time)?;
+    }
+    Ok(match v {
+        Value::None => Data::Null,
+        Value::Bool(b) => Data::Bool(b),
+        Value::Int(i) => Data::Int(i),
+        Value::BigInt(_) => {
+            return Err(ConvertError::Unsupported(
+                "int out of signed 64-bit range".into(),
+            ))
+        }
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(ConvertError::Unsupported(format!(
+                    "non-finite float {}",
+                    crate::format::float_str(f)
+                )));
+            }
+            Data::Float(f)
+        }
+        Value::Str(s) => Data::Str(s.text.to_string()),
+        Value::List(l) => {
+            let items = l.items.borrow();
+            let mut out = Vec::with_capacity(items.len());
+            for x in items.iter() {
+                out.push(convert(*x, depth + 1, max, budget, steps)?);
+            }
+            Data::List(out)
+        }
+        Value::Tuple(t) => {
+            let mut out = Vec::with_capacity(t.items.len());
+            for x in t.items {
+                out.push(convert(*x, depth + 1, max, budget, steps)?);
+            }
+            Data::List(out)
+        }
+        Value::Dict(d) => {
+            let map = d.map.borrow();
+            let mut out = Vec::with_capacity(map.len());
+            for (k, x) in map.iter() {
+                let Value::Str(k) = k else {
+                    return Err(ConvertError::Unsupported(format!(
+                        "dict key must be a string, not {}",
+                        k.type_name()
+                    )));
+                };
+                out.push((k.text.to_string(), convert(x, depth + 1, max, budget, steps)?));
+            }
+            Data::Map(out)
+        }
+        other => {
+            return Err(ConvertError::Unsupported(format!(
+                "{} value cannot be converted to JSON",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+/// Converts host data into values in the execution's heap. The caller has
+/// already checked the data's depth.
+pub fn from_data<'h>(heap: Heap<'h>, d: &Data) -> Result<Value<'h>> {
+    Ok(match d {
+        Data::Null => Value::None,
+        Data::Bool(b) => Value::Bool(*b),
+        Data::Int(i) => Value::Int(*i),
+        Data::Float(f) => Value::Float(*f),
+        Data::Str(s) => heap.str(s)?,
+        Data::List(items) => {
+            let mut v = heap.vec_with_capacity(items.len())?;
+            for x in items {
+                v.push(from_data(heap, x)?);
+            }
+            heap.list_from_vec(v)?
+        }
+        Data::Map(entries) => {
+            let dict = heap.dict(entries.len())?;
+            for (k, x) in entries {
+                let key = heap.str(k)?;
+                let val = from_data(heap, x)?;
+                dict.map.borrow_mut().insert(key, val)?;
+            }
+            Value::Dict(dict)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoded_len_is_the_compact_json_length() {
+        let d = Data::Map(vec![
+            ("a".into(), Data::List(vec![Data::Int(1), Data::Float(1.5)])),
+            ("b".into(), Data::Str("é\"".into())),
+            ("c".into(), Data::Null),
+        ]);
+        let text = d.to_json_string();
+        assert_eq!(text, r#"{"a":[1,1.5],"b":"é\"","c":null}"#);
+        assert_eq!(d.encoded_len(usize::MAX), text.len());
+        assert!(d.encoded_len(10) > 10);
+        assert_eq!(d.encoded_len(text.len()), text.len());
+    }
+
+    #[test]
+    fn depth_counts_scalars_as_one() {
+        assert!(!Data::Int(1).depth_exceeds(1));
+        let one = Data::List(vec![Data::Int(1)]);
+        assert!(!one.depth_exceeds(2));
+        assert!(one.depth_exceeds(1));
+        assert!(!Data::List(vec![]).depth_exceeds(1));
+        let two = Data::List(vec![one]);
+        assert!(two.depth_exceeds(2));
+    }
+
+    #[test]
+    fn json_numbers_outside_i64_and_f64_are_rejected() {
+        let v: serde_json::Value = serde_json::from_str("18446744073709551615").unwrap();
+        assert_eq!(Data::from_json(&v), None);
+        let v: serde_json::Value = serde_json::from_str(r#"{"x":[1,2.5,"s",null,true]}"#).unwrap();
+        assert_eq!(
+            Data::from_json(&v),
+            Some(Data::Map(vec![(
+                "x".into(),
+                Data::List(vec![
+                    Data::Int(1),
+                    Data::Float(2.5),
+                    Data::Str("s".into()),
+                    Data::Null,
+                    Data::Bool(true)
+                ])
+            )]))
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! The insertion-ordered hash table behind dicts.
+//!
+//! Entries are kept in insertion order in an arena vector; removal leaves a
+//! dead entry that iteration skips and that a rebuild squeezes out. Small
+//! tables are searched linearly (compare the cached hash first); larger
+//! ones get an open-addressing index of entry positions. Keys are compared
+//! with Starlark equality and hashed with [`crate::ops::hash`], so `1` and
+//! `1.0` are the same key.
+
+use crate::error::Result;
+use crate::heap::Heap;
+use crate::ops;
+use crate::value::Value;
+use bumpalo::collections::Vec as BumpVec;
+use std::mem::size_of;
+
+/// Tables up to this many entries have no index.
+const LINEAR_MAX: usize = 8;
+const EMPTY: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Entry<'h> {
+    key: Value<'h>,
+    value: Value<'h>,
+    hash: u32,
+    live: bool,
+}
+
+/// An insertion-ordered map from hashable values to values.
+pub struct DictMap<'h> {
+    heap: Heap<'h>,
+    entries: BumpVec<'h, Entry<'h>>,
+    /// Positions into `entries` (power-of-two length), or empty while the
+    /// table is small.
+    index: BumpVec<'h, u32>,
+    live: usize,
+}
+
+impl<'h> DictMap<'h> {
+    pub fn with_capacity(heap: Heap<'h>, n: usize) -> Result<DictMap<'h>> {
+        heap.charge(n.saturating_mul(size_of::<Entry>()))?;
+        Ok(DictMap {
+            heap,
+            entries: BumpVec::with_capacity_in(n, heap.bump),
+            index: BumpVec::new_in(heap.bump),
+            live: 0,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Position of `key` in `entries`, if present.
+    fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
+        if self.index.is_empty() {
+            for (i, e) in self.entries.iter().enumerate() {
+                if e.live && e.hash == hash && ops::equals(e.key, key)? {
+                    return Ok(Some(i));
+                }
+            }
+            return Ok(None);
+        }
+        let mask = self.index.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            let pos = self.index[slot];
+            if pos == EMPTY {
+                return Ok(None);
+            }
+            let e = &self.entries[pos as usize];
+            if e.live && e.hash == hash && ops::equals(e.key, key)? {
+                return Ok(Some(pos as usize));
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// The value for `key`. Fails if `key` is unhashable.
+    pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
+        let hash = ops::hash(key)?;
+        Ok(self.find(key, hash)?.map(|i| self.entries[i].value))
+    }
+
+    /// Whether `key` is present. Fails if `key` is unhashable.
+    pub fn contains(&self, key: Value<'h>) -> Result<bool> {
+        let hash = ops::hash(key)?;
+        Ok(self.find(key, hash)?.is_some())
+    }
+
+    /// Sets `key` to `value`; a new key goes last. Returns whether the key
+    /// was new.
+    pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
+        let hash = ops::hash(key)?;
+        if let Some(i) = self.find(key, hash)? {
+            self.entries[i].value = value;
+            return Ok(false);
+        }
+        if self.entries.len() == self.entries.capacity() {
+            let extra = self.entries.capacity().max(4);
+            self.heap.charge(extra * size_of::<Entry>())?;
+            self.entries.reserve_exact(extra);
+        }
+        let pos = self.entries.len();
+        self.entries.push(Entry {
+            key,
+            value,
+            hash,
+            live: true,
+        });
+        self.live += 1;
+        if self.entries.len() > LINEAR_MAX {
+            if self.entries.len() * 2 > self.index.len() {
+                self.rebuild_index()?;
+            } else {
+                self.index_insert(pos, hash);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: Value<'h>) -> Result<Option<Value<'h>>> {
+        let hash = ops::hash(key)?;
+        let Some(i) = self.find(key, hash)? else {
+            return Ok(None);
+        };
+        let v = self.entries[i].value;
+        self.entries[i].live = false;
+        self.live -= 1;
+        let dead = self.entries.len() - self.live;
+        if dead > LINEAR_MAX && dead > self.live {
+            self.compact()?;
+        }
+        Ok(Some(v))
+    }
+
+    /// Removes and returns the first entry in insertion order.
+    pub fn pop_first(&mut self) -> Result<Option<(Value<'h>, Value<'h>)>> {
+        let Some(e) = self.entries.iter().find(|e| e.live).copied() else {
+            return Ok(None);
+        };
+        self.remove(e.key)?;
+        Ok(Some((e.key, e.value)))
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+        self.live = 0;
+    }
+
+    /// The `i`-th position of the entry vector, for iteration: `None` past
+    /// the end, `Some(None)` for a dead entry.
+    pub fn entry_at(&self, i: usize) -> Option<Option<(Value<'h>, Value<'h>)>> {
+        self.entries
+            .get(i)
+            .map(|e| if e.live { Some((e.key, e.value)) } else { None })
+    }
+
+    /// Live entries in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (Value<'h>, Value<'h>)> + '_ {
+        self.entries
+            .iter()
+            .filter(|e| e.live)
+            .map(|e| (e.key, e.value))
+    }
+
+    fn index_insert(&mut self, pos: usize, hash: u32) {
+        let mask = self.index.len() - 1;
+        let mut slot = hash as usize & mask;
+        while self.index[slot] != EMPTY {
+            slot = (slot + 1) & mask;
+        }
+        self.index[slot] = pos as u32;
+    }
+
+    fn rebuild_index(&mut self) -> Result<()> {
+        let size = (self.entries.len() * 2).next_power_of_two().max(16);
+        self.heap.charge(size * size_of::<u32>())?;
+        let mut index = BumpVec::with_capacity_in(size, self.heap.bump);
+        index.resize(size, EMPTY);
+        self.index = index;
+        for i in 0..self.entries.len() {
+            if self.entries[i].live {
+                let hash = self.entries[i].hash;
+                self.index_insert(i, hash);
+            }
+        }
+        Ok(())
+    }
+
+    fn compact(&mut self) -> Result<()> {
+        self.entries.retain(|e| e.live);
+        if self.entries.len() > LINEAR_MAX {
+            self.rebuild_index()
+        } else {
+            self.index.clear();
+            Ok(())
+        }
+    }
+}

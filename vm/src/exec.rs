@@ -1,0 +1,290 @@
+//! The entry point: run one program against a host under limits.
+//!
+//! [`execute`] checks the source length, parses and resolves it, compiles
+//! it, runs the top level (where capability calls are refused), freezes the
+//! globals, calls `main` (a `def` with no parameters at all) and converts
+//! its result to [`Data`]. Every failure comes out as an [`ExecError`]:
+//! invalid program (with a rendered `<codemode>:LINE:COL:` position when
+//! there is one), invalid capability arguments, a resource limit,
+//! cancellation, or the host's own error, unchanged.
+
+use crate::budget::{Budget, Limits};
+use crate::builtins;
+use crate::compile::compile_module;
+use crate::data::{self, ConvertError, Data};
+use crate::error::{Error, ErrorKind, LimitKind};
+use crate::heap::Heap;
+use crate::interp::{DynHost, Thread};
+use crate::value::*;
+use bumpalo::Bump;
+use codemode_lang::{LineIndex, Names, FILE_NAME};
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One capability call as the host receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCall<'a> {
+    /// The dotted name, e.g. `records.lookup`.
+    pub name: &'a str,
+    /// The keyword arguments in call order (`None` arguments are `Null`).
+    pub args: Vec<(String, Data)>,
+}
+
+/// What serves capability calls.
+pub trait Host {
+    /// The host's failure, handed back unchanged by [`execute`].
+    type Error: Send + 'static;
+
+    fn call(&self, call: HostCall<'_>) -> Result<Data, Self::Error>;
+}
+
+/// Why an execution failed.
+#[derive(Debug, PartialEq)]
+pub enum ExecError<E> {
+    /// The program is invalid: syntax, resolution, a runtime error, a bad
+    /// entry point or an unconvertible result. The detail is
+    /// `<codemode>:LINE:COL: message` when there is a position.
+    InvalidProgram(String),
+    /// A capability call could not be bound.
+    InvalidArguments(String),
+    /// A budget was exceeded.
+    ResourceLimit(LimitKind),
+    /// The cancellation flag was raised.
+    Cancelled,
+    /// The host failed a capability call.
+    Host(E),
+}
+
+impl<E> fmt::Display for ExecError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::InvalidProgram(d) => write!(f, "invalid program: {d}"),
+            ExecError::InvalidArguments(d) => write!(f, "invalid capability arguments: {d}"),
+            ExecError::ResourceLimit(_) => write!(f, "resource limit exceeded"),
+            ExecError::Cancelled => write!(f, "context canceled"),
+            ExecError::Host(_) => write!(f, "capability failed"),
+        }
+    }
+}
+
+struct HostAdapter<'a, H: Host>(&'a H);
+
+impl<H: Host> DynHost for HostAdapter<'_, H> {
+    fn call(
+        &self,
+        name: &str,
+        args: Vec<(String, Data)>,
+    ) -> Result<Data, Box<dyn Any + Send>> {
+        self.0
+            .call(HostCall { name, args })
+            .map_err(|e| Box::new(e) as Box<dyn Any + Send>)
+    }
+}
+
+/// Runs `source` with the capabilities named in `capabilities` (dotted
+/// names) served by `host`. `cancel`, when raised, stops the program.
+pub fn execute<H: Host>(
+    source: &str,
+    capabilities: &[&str],
+    host: &H,
+    limits: &Limits,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<Data, ExecError<H::Error>> {
+    let start = Instant::now();
+    if source.len() > limits.max_source_bytes {
+        return Err(ExecError::ResourceLimit(LimitKind::SourceBytes));
+    }
+    let bump = Bump::new();
+    let budget = Budget::new(limits.clone(), start, cancel);
+    let adapter = HostAdapter(host);
+    run(source, capabilities, &adapter, &bump, &budget)
+        .map_err(|e| classify::<H::Error>(e, source))
+}
+
+fn run<'h>(
+    source: &'h str,
+    capabilities: &[&str],
+    host: &'h dyn DynHost,
+    bump: &'h Bump,
+    budget: &'h Budget,
+) -> Result<Data, Error> {
+    let heap = Heap::new(bump, budget);
+    let (root_names, roots) = namespaces(heap, capabilities)?;
+    let (universe_names, universe_values) = builtins::universe();
+    let universe_values = &universe_values[..];
+    let names = Names {
+        predeclared: &root_names,
+        universal: universe_names,
+    };
+    let module = codemode_lang::check(bump, source, &names)
+        .map_err(|d| Error::msg(d.message).at(d.pos))?;
+    budget.check_time()?;
+    let code = compile_module(heap, module, &roots, universe_values)?;
+    let global_names: &'h [&'h str] = module.globals.get().copied().unwrap_or(&[]);
+    let mut thread = Thread::new(heap, budget, global_names, host);
+    thread.run_toplevel(code)?;
+    freeze(&thread.globals);
+    let main = global_names
+        .iter()
+        .position(|n| *n == "main")
+        .map(|i| thread.globals[i]);
+    let main = match main {
+        Some(Value::Function(f)) if f.code.params.nslots() == 0 => Value::Function(f),
+        Some(Value::Function(_)) => {
+            return Err(Error::msg("main must be a function with no parameters"))
+        }
+        Some(Value::Unbound) | None => {
+            return Err(Error::msg("program does not define main"))
+        }
+        Some(_) => return Err(Error::msg("main must be a function with no parameters")),
+    };
+    thread.allow_native = true;
+    let result = thread.call(main, &[], &[])?;
+    let limits = &budget.limits;
+    let data = data::to_data(result, limits.max_value_depth, budget).map_err(|e| match e {
+        ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
+        ConvertError::Unsupported(m) => Error::msg(format!("main returned an invalid result: {m}")),
+        ConvertError::Time(e) => e,
+    })?;
+    if data.encoded_len(limits.max_value_bytes) > limits.max_value_bytes {
+        return Err(Error::limit(LimitKind::ValueBytes));
+    }
+    budget.check_time()?;
+    Ok(data)
+}
+
+/// Builds the namespace values of the capability roots: the sorted
+/// distinct first segments of the dotted names, each a tree of namespaces
+/// whose leaves are capabilities.
+fn namespaces<'h>(
+    heap: Heap<'h>,
+    capabilities: &[&str],
+) -> Result<(Vec<&'h str>, Vec<Value<'h>>), Error> {
+    let mut names: Vec<&'h str> = Vec::new();
+    let mut roots: Vec<Value<'h>> = Vec::new();
+    let mut sorted: Vec<&str> = capabilities.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    for full in sorted {
+        let full: &'h str = heap.bump.alloc_str(full);
+        let mut parts = full.split('.');
+        let Some(first) = parts.next() else { continue };
+        let rest: Vec<&'h str> = parts.collect();
+        if rest.is_empty() {
+            continue;
+        }
+        let root = match names.iter().position(|n| *n == first) {
+            Some(i) => roots[i],
+            None => {
+                let ns = heap.alloc(NamespaceObj {
+                    path: first,
+                    members: RefCell::new(Vec::new()),
+                })?;
+                names.push(first);
+                roots.push(Value::Namespace(ns));
+                Value::Namespace(ns)
+            }
+        };
+        let Value::Namespace(mut ns) = root else { continue };
+        let mut prefix_len = first.len();
+        for (k, part) in rest.iter().enumerate() {
+            prefix_len += 1 + part.len();
+            let last = k + 1 == rest.len();
+            let existing = ns.attr(part);
+            let next = match (existing, last) {
+                (Some(v), false) => v,
+                (_, true) => {
+                    let cap = Value::Capability(heap.alloc(CapabilityObj { name: full })?);
+                    insert_member(ns, part, cap);
+                    cap
+                }
+                (None, false) => {
+                    let child = Value::Namespace(heap.alloc(NamespaceObj {
+                        path: &full[..prefix_len],
+                        members: RefCell::new(Vec::new()),
+                    })?);
+                    insert_member(ns, part, child);
+                    child
+                }
+            };
+            match next {
+                Value::Namespace(n) => ns = n,
+                _ => break,
+            }
+        }
+    }
+    Ok((names, roots))
+}
+
+fn insert_member<'h>(ns: &NamespaceObj<'h>, name: &'h str, v: Value<'h>) {
+    let mut members = ns.members.borrow_mut();
+    match members.binary_search_by(|(n, _)| (*n).cmp(name)) {
+        Ok(i) => members[i].1 = v,
+        Err(i) => members.insert(i, (name, v)),
+    }
+}
+
+/// Freezes everything reachable from the globals.
+fn freeze(globals: &[Value<'_>]) {
+    let mut stack: Vec<Value<'_>> = globals.to_vec();
+    let mut seen: HashSet<usize> = HashSet::new();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::List(l) => {
+                if !l.frozen.replace(true) {
+                    stack.extend(l.items.borrow().iter().copied());
+                }
+            }
+            Value::Dict(d) => {
+                if !d.frozen.replace(true) {
+                    for (k, x) in d.map.borrow().iter() {
+                        stack.push(k);
+                        stack.push(x);
+                    }
+                }
+            }
+            Value::Tuple(t) => {
+                if seen.insert(t as *const _ as usize) {
+                    stack.extend(t.items.iter().copied());
+                }
+            }
+            Value::Function(f) => {
+                if seen.insert(f as *const _ as usize) {
+                    stack.extend(f.defaults.iter().copied());
+                    stack.extend(f.freevars.iter().map(|c| Value::Cell(c)));
+                }
+            }
+            Value::Cell(c) => {
+                if seen.insert(c as *const _ as usize) {
+                    stack.push(c.value.get());
+                }
+            }
+            Value::BoundMethod(m) => stack.push(m.receiver),
+            _ => {}
+        }
+    }
+}
+
+fn classify<E: 'static>(e: Error, source: &str) -> ExecError<E> {
+    match e.into_kind() {
+        ErrorKind::Eval { msg, pos } => ExecError::InvalidProgram(match pos {
+            Some(p) => {
+                let (line, col) = LineIndex::new(source).line_col(p);
+                format!("{FILE_NAME}:{line}:{col}: {msg}")
+            }
+            None => msg,
+        }),
+        ErrorKind::Limit(k) => ExecError::ResourceLimit(k),
+        ErrorKind::Cancelled => ExecError::Cancelled,
+        ErrorKind::InvalidArguments(m) => ExecError::InvalidArguments(m),
+        ErrorKind::Host(b) => match b.downcast::<E>() {
+            Ok(e) => ExecError::Host(*e),
+            Err(_) => ExecError::InvalidProgram("internal error: foreign host error".into()),
+        },
+    }
+}

@@ -1,0 +1,937 @@
+//! Text forms of values: `str`, `repr`, float formatting and the `%`
+//! operator on strings, all as starlark-go prints them.
+//!
+//! Floats follow Go's `strconv.FormatFloat` (`%g` with the shortest
+//! round-trip digits, plus `.0` when the text would read as an int), strings
+//! are quoted with double quotes and Go's escapes, and containers print
+//! their elements' `repr`. Printing is bounded: a list or dict that contains
+//! itself prints `[...]`/`{...}` as in starlark-go, nesting deeper than
+//! [`MAX_REPR_DEPTH`] prints `...` instead of recursing further (our choice:
+//! starlark-go has no limit, but Rust's stack is finite), the output may not
+//! outgrow the heap limit, and the deadline is checked as elements are
+//! written. Big ints are converted to decimal only when the estimated cost of
+//! that quadratic conversion fits in the time left.
+
+use crate::budget::Budget;
+use crate::error::{Error, LimitKind, Result};
+use crate::heap::Heap;
+use crate::value::{BigIntObj, Value};
+use std::fmt::Write as _;
+
+/// Containers nested deeper than this print `...` in place of their
+/// content, so printing never recurses without bound.
+pub const MAX_REPR_DEPTH: usize = 1000;
+
+/// Elements written between two checks of the deadline.
+const TIME_CHECK_EVERY: u64 = 4096;
+
+/// Ints with more 32-bit digits than this are converted to decimal only
+/// after their cost is weighed against the time left.
+const CHEAP_INT_DIGITS: usize = 256;
+
+// ---------------------------------------------------------------------------
+// Floats
+
+/// The decimal digits and exponent of the shortest text that reads back
+/// as `f` (finite, non-negative): `f = 0.d1d2d3... * 10^point`.
+fn shortest_digits(f: f64) -> (Vec<u8>, i32) {
+    // Rust's `{:e}` gives the shortest round-trip digits, like Go's
+    // FormatFloat with precision -1.
+    let s = format!("{f:e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: Vec<u8> = mant.bytes().filter(|b| b.is_ascii_digit()).collect();
+    (digits, exp + 1)
+}
+
+/// Writes `mantissa e±XX` as Go does: the exponent has a sign and at least
+/// two digits.
+fn push_exponent(out: &mut String, exp: i32, upper: bool) {
+    out.push(if upper { 'E' } else { 'e' });
+    out.push(if exp < 0 { '-' } else { '+' });
+    let e = exp.unsigned_abs();
+    if e < 10 {
+        out.push('0');
+    }
+    let _ = write!(out, "{e}");
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)` for a finite `f`.
+fn write_go_g(out: &mut String, f: f64, upper: bool) {
+    if f.is_sign_negative() {
+        out.push('-');
+    }
+    let (digits, point) = shortest_digits(f.abs());
+    let exp = point - 1;
+    // With the shortest precision Go switches to %e at exponent 6 (the
+    // precision of %g's default), whatever the digit count.
+    if !(-4..6).contains(&exp) {
+        out.push(digits[0] as char);
+        if digits.len() > 1 {
+            out.push('.');
+            out.extend(digits[1..].iter().map(|&d| d as char));
+        }
+        push_exponent(out, exp, upper);
+        return;
+    }
+    if point <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
+        out.extend(digits.iter().map(|&d| d as char));
+    } else {
+        let point = point as usize;
+        if point >= digits.len() {
+            out.extend(digits.iter().map(|&d| d as char));
+            out.extend(std::iter::repeat_n('0', point - digits.len()));
+        } else {
+            out.extend(digits[..point].iter().map(|&d| d as char));
+            out.push('.');
+            out.extend(digits[point..].iter().map(|&d| d as char));
+        }
+    }
+}
+
+/// Writes a float in starlark-go's style for the conversion `conv`, which is
+/// one of `g G e E f F` (`%g` is what `str` uses).
+pub fn write_float(out: &mut String, f: f64, conv: u8) {
+    if f.is_nan() {
+        out.push_str("nan");
+        return;
+    }
+    if f.is_infinite() {
+        out.push_str(if f > 0.0 { "+inf" } else { "-inf" });
+        return;
+    }
+    match conv {
+        b'g' | b'G' => {
+            let start = out.len();
+            let upper = conv == b'G';
+            write_go_g(out, f, upper);
+            let text = &out[start..];
+            let e = if upper { 'E' } else { 'e' };
+            if !text.contains(e) && !text.contains('.') {
+                out.push_str(".0");
+            }
+        }
+        b'e' | b'E' => {
+            let s = format!("{f:.6e}");
+            let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+            out.push_str(mant);
+            push_exponent(out, exp.parse().unwrap_or(0), conv == b'E');
+        }
+        b'f' => {
+            let _ = write!(out, "{f:.6}");
+        }
+        _ => {
+            // Go's FormatFloat answers an unknown verb (here 'F', which
+            // starlark-go passes through) with '%' and the verb.
+            out.push('%');
+            out.push(conv as char);
+        }
+    }
+}
+
+/// `str(f)` as starlark-go prints it: `1.0`, `1e+06`, `0.30000000000000004`,
+/// `+inf`, `nan`, `-0.0`.
+pub fn float_str(f: f64) -> String {
+    let mut s = String::new();
+    write_float(&mut s, f, b'g');
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Ints
+
+/// Fails unless converting an int of `digits` 32-bit digits to decimal fits
+/// in the time left. The conversion is quadratic in the digit count.
+pub fn check_int_text_cost(digits: usize, budget: &Budget) -> Result<()> {
+    if digits <= CHEAP_INT_DIGITS {
+        return Ok(());
+    }
+    budget.check_time()?;
+    // About 2 ns per (64-bit word)^2 / 2 step of repeated division.
+    let words = digits.div_ceil(2) as u128;
+    let est_ns = words * words;
+    if est_ns > budget.time_left().as_nanos() {
+        return Err(Error::limit(LimitKind::Time));
+    }
+    Ok(())
+}
+
+/// Writes a big int in decimal after weighing the cost of the conversion.
+pub fn write_bigint(out: &mut String, b: &BigIntObj<'_>, budget: &Budget) -> Result<()> {
+    check_int_text_cost(b.digits.len(), budget)?;
+    let _ = write!(out, "{}", b.to_bigint());
+    if b.digits.len() > CHEAP_INT_DIGITS {
+        budget.check_time()?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Strings
+
+/// Whether Go's `strconv.IsPrint` holds for `c`: letters, marks, numbers,
+/// punctuation, symbols and the ASCII space. Without Unicode category tables
+/// this approximates "not printable" by the control, format, separator,
+/// private-use and noncharacter code points, which are the ones that occur.
+fn is_go_printable(c: char) -> bool {
+    let r = c as u32;
+    if r < 0x80 {
+        return (0x20..0x7f).contains(&r);
+    }
+    if c.is_control() {
+        return false;
+    }
+    const NOT_PRINT: &[(u32, u32)] = &[
+        (0x00A0, 0x00A0),
+        (0x00AD, 0x00AD),
+        (0x0600, 0x0605),
+        (0x061C, 0x061C),
+        (0x06DD, 0x06DD),
+        (0x070F, 0x070F),
+        (0x0890, 0x0891),
+        (0x08E2, 0x08E2),
+        (0x1680, 0x1680),
+        (0x180E, 0x180E),
+        (0x2000, 0x200F),
+        (0x2028, 0x202F),
+        (0x205F, 0x2064),
+        (0x2066, 0x206F),
+        (0x3000, 0x3000),
+        (0xD800, 0xF8FF),
+        (0xFDD0, 0xFDEF),
+        (0xFEFF, 0xFEFF),
+        (0xFFF9, 0xFFFB),
+        (0x110BD, 0x110BD),
+        (0x110CD, 0x110CD),
+        (0x13430, 0x1343F),
+        (0x1BCA0, 0x1BCA3),
+        (0x1D173, 0x1D17A),
+        (0xE0000, 0xE0FFF),
+        (0xF0000, 0x10FFFF),
+    ];
+    if r & 0xFFFE == 0xFFFE {
+        return false;
+    }
+    !NOT_PRINT.iter().any(|&(lo, hi)| (lo..=hi).contains(&r))
+}
+
+/// Quotes `s` as starlark-go's `repr` does: double quotes, Go escapes,
+/// invalid UTF-8 bytes as `\xXX`; with `bytes`, a `b` prefix.
+pub fn write_quoted(out: &mut String, s: &[u8], bytes: bool) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    if bytes {
+        out.push('b');
+    }
+    out.push('"');
+    for chunk in s.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' | '\\' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                _ if is_go_printable(c) => out.push(c),
+                '\x07' => out.push_str("\\a"),
+                '\x08' => out.push_str("\\b"),
+                '\x0c' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\x0b' => out.push_str("\\v"),
+                _ => {
+                    let r = c as u32;
+                    if r < 0x20 || r == 0x7f {
+                        out.push_str("\\x");
+                        out.push(HEX[(r >> 4) as usize] as char);
+                        out.push(HEX[(r & 0xf) as usize] as char);
+                    } else if r < 0x10000 {
+                        let _ = write!(out, "\\u{r:04x}");
+                    } else {
+                        let _ = write!(out, "\\U{r:08x}");
+                    }
+                }
+            }
+        }
+        for &b in chunk.invalid() {
+            out.push_str("\\x");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        }
+    }
+    out.push('"');
+}
+
+// ---------------------------------------------------------------------------
+// repr and str
+
+/// The state of one printing: the containers being printed (for cycles),
+/// the elements written (for deadline checks) and the budget.
+struct Printer<'b> {
+    budget: &'b Budget,
+    path: Vec<*const ()>,
+    written: u64,
+}
+
+impl Printer<'_> {
+    fn tick(&mut self, out: &str) -> Result<()> {
+        if out.len() > self.budget.limits.max_heap_bytes {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        self.written += 1;
+        if self.written.is_multiple_of(TIME_CHECK_EVERY) {
+            self.budget.check_time()?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, out: &mut String, v: Value<'_>) -> Result<()> {
+        self.tick(out)?;
+        match v {
+            Value::None => out.push_str("None"),
+            Value::Bool(true) => out.push_str("True"),
+            Value::Bool(false) => out.push_str("False"),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::BigInt(b) => write_bigint(out, b, self.budget)?,
+            Value::Float(f) => write_float(out, f, b'g'),
+            Value::Str(s) => write_quoted(out, s.text.as_bytes(), false),
+            Value::Bytes(b) => write_quoted(out, b.bytes, true),
+            Value::List(l) => {
+                out.push('[');
+                let id = l as *const _ as *const ();
+                if self.path.contains(&id) || self.path.len() >= MAX_REPR_DEPTH {
+                    out.push_str("...");
+                } else {
+                    self.path.push(id);
+                    let mut i = 0;
+                    // Re-borrow per element: printing never mutates, but the
+                    // list is read by index so no borrow spans the recursion.
+                    while let Some(x) = l.get(i) {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        self.write(out, x)?;
+                        i += 1;
+                    }
+                    self.path.pop();
+                }
+                out.push(']');
+            }
+            Value::Tuple(t) => {
+                out.push('(');
+                if self.path.len() >= MAX_REPR_DEPTH {
+                    out.push_str("...");
+                } else {
+                    // Tuples cannot contain themselves, but they count
+                    // towards the depth bound.
+                    self.path.push(std::ptr::null());
+                    for (i, &x) in t.items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        self.write(out, x)?;
+                    }
+                    self.path.pop();
+                    if t.items.len() == 1 {
+                        out.push(',');
+                    }
+                }
+                out.push(')');
+            }
+            Value::Dict(d) => {
+                out.push('{');
+                let id = d as *const _ as *const ();
+                if self.path.contains(&id) || self.path.len() >= MAX_REPR_DEPTH {
+                    out.push_str("...");
+                } else {
+                    self.path.push(id);
+                    let mut i = 0;
+                    let mut first = true;
+                    loop {
+                        let entry = d.map.borrow().entry_at(i);
+                        let Some(entry) = entry else { break };
+                        i += 1;
+                        let Some((k, x)) = entry else { continue };
+                        if !first {
+                            out.push_str(", ");
+                        }
+                        first = false;
+                        self.write(out, k)?;
+                        out.push_str(": ");
+                        self.write(out, x)?;
+                    }
+                    self.path.pop();
+                }
+                out.push('}');
+            }
+            Value::Range(r) => {
+                if r.step != 1 {
+                    let _ = write!(out, "range({}, {}, {})", r.start, r.stop, r.step);
+                } else if r.start != 0 {
+                    let _ = write!(out, "range({}, {})", r.start, r.stop);
+                } else {
+                    let _ = write!(out, "range({})", r.stop);
+                }
+            }
+            Value::Function(f) => {
+                let _ = write!(out, "<function {}>", f.code.name);
+            }
+            Value::Builtin(b) => {
+                let _ = write!(out, "<built-in function {}>", b.name);
+            }
+            Value::BoundMethod(m) => {
+                let _ = write!(
+                    out,
+                    "<built-in method {} of {} value>",
+                    m.method.name,
+                    m.receiver.type_name()
+                );
+            }
+            Value::Module(m) => {
+                let _ = write!(out, "<module \"{}\">", m.name);
+            }
+            Value::Namespace(n) => {
+                let _ = write!(out, "<namespace {}>", n.path);
+            }
+            Value::Capability(c) => {
+                let _ = write!(out, "<capability {}>", c.name);
+            }
+            Value::Cell(_) => out.push_str("<cell>"),
+            Value::Iter(_) => out.push_str("<iterator>"),
+            Value::Unbound => out.push_str("<unbound>"),
+        }
+        Ok(())
+    }
+}
+
+/// Appends `repr(v)` to `out`.
+pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()> {
+    let mut p = Printer {
+        budget,
+        path: Vec::new(),
+        written: 0,
+    };
+    p.write(out, v)?;
+    if out.len() > budget.limits.max_heap_bytes {
+        return Err(Error::limit(LimitKind::HeapBytes));
+    }
+    Ok(())
+}
+
+/// Appends `str(v)` to `out`: a string's own text, otherwise its `repr`.
+pub fn write_str(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()> {
+    match v {
+        Value::Str(s) => {
+            if out.len().saturating_add(s.text.len()) > budget.limits.max_heap_bytes {
+                return Err(Error::limit(LimitKind::HeapBytes));
+            }
+            out.push_str(s.text);
+            Ok(())
+        }
+        _ => write_repr(out, v, budget),
+    }
+}
+
+/// `repr(v)` as a new Rust string (for error messages and builtins).
+pub fn repr(v: Value<'_>, budget: &Budget) -> Result<String> {
+    let mut s = String::new();
+    write_repr(&mut s, v, budget)?;
+    Ok(s)
+}
+
+// ---------------------------------------------------------------------------
+// The % operator
+
+/// Appends an int in the radix of `%d %o %x %X`, sign first.
+fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) -> Result<()> {
+    match v {
+        Value::Int(i) => {
+            let _ = match conv {
+                b'o' if i < 0 => write!(out, "-{:o}", i.unsigned_abs()),
+                b'o' => write!(out, "{i:o}"),
+                b'x' if i < 0 => write!(out, "-{:x}", i.unsigned_abs()),
+                b'x' => write!(out, "{i:x}"),
+                b'X' if i < 0 => write!(out, "-{:X}", i.unsigned_abs()),
+                b'X' => write!(out, "{i:X}"),
+                _ => write!(out, "{i}"),
+            };
+        }
+        Value::BigInt(b) => {
+            if conv == b'd' || conv == b'i' {
+                write_bigint(out, b, budget)?;
+            } else {
+                // Power-of-two radices convert in linear time.
+                let n = b.to_bigint();
+                let radix = if conv == b'o' { 8 } else { 16 };
+                let mut s = n.to_str_radix(radix);
+                if conv == b'X' {
+                    s.make_ascii_uppercase();
+                }
+                out.push_str(&s);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `format % args`: starlark-go's string interpolation with the
+/// conversions `s r d i o x X e E f F g G c %` and `%(key)s` keys; no flags,
+/// widths or precisions.
+pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Value<'h>> {
+    let budget = heap.budget;
+    let mut out = String::with_capacity(format.len());
+    let nargs = match args {
+        Value::Tuple(t) => t.items.len(),
+        _ => 1,
+    };
+    let mut index = 0usize;
+    let mut rest = format;
+    loop {
+        if out.len() > budget.limits.max_heap_bytes {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        let Some(i) = rest.find('%') else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(r) = rest.strip_prefix('%') {
+            out.push('%');
+            rest = r;
+            continue;
+        }
+        let arg = if let Some(r) = rest.strip_prefix('(') {
+            let Some(j) = r.find(')') else {
+                return Err(Error::msg("incomplete format key"));
+            };
+            let key = &r[..j];
+            let Value::Dict(d) = args else {
+                return Err(Error::msg("format requires a mapping"));
+            };
+            // Lookup errors cannot happen for a string key; like
+            // starlark-go, any would read as "not found".
+            let found = d.map.borrow().get(heap.str(key)?).ok().flatten();
+            let Some(v) = found else {
+                return Err(Error::msg(format!("key not found: {key}")));
+            };
+            rest = &r[j + 1..];
+            v
+        } else {
+            if index >= nargs {
+                return Err(Error::msg("not enough arguments for format string"));
+            }
+            match args {
+                Value::Tuple(t) => t.items[index],
+                _ => args,
+            }
+        };
+        let Some(conv) = rest.chars().next() else {
+            return Err(Error::msg("incomplete format"));
+        };
+        match conv {
+            's' | 'r' => match arg {
+                Value::Str(s) if conv == 's' => out.push_str(s.text),
+                _ => write_repr(&mut out, arg, budget)?,
+            },
+            'd' | 'i' | 'o' | 'x' | 'X' => {
+                let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
+                    let msg = e.message().unwrap_or_default().to_string();
+                    Error::msg(format!("%{conv} format requires integer: {msg}"))
+                })?;
+                write_int_radix(&mut out, n, conv as u8, budget)?;
+            }
+            'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
+                let Some(f) = crate::ops::as_float(arg) else {
+                    return Err(Error::msg(format!(
+                        "%{conv} format requires float, not {}",
+                        arg.type_name()
+                    )));
+                };
+                write_float(&mut out, f, conv as u8);
+            }
+            'c' => match arg {
+                Value::Int(_) | Value::BigInt(_) => {
+                    let code = match arg {
+                        Value::Int(i) if (0..=0x10FFFF).contains(&i) => Some(i as u32),
+                        _ => None,
+                    };
+                    let Some(code) = code else {
+                        let mut msg =
+                            String::from("%c format requires a valid Unicode code point, got ");
+                        write_repr(&mut msg, arg, budget)?;
+                        return Err(Error::msg(msg));
+                    };
+                    // Surrogates are not chars; Go writes U+FFFD for them.
+                    out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                }
+                Value::Str(s) => {
+                    let mut chars = s.text.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => out.push(c),
+                        _ => {
+                            return Err(Error::msg("%c format requires a single-character string"))
+                        }
+                    }
+                }
+                _ => {
+                    return Err(Error::msg(format!(
+                        "%c format requires int or single-character string, not {}",
+                        arg.type_name()
+                    )))
+                }
+            },
+            '%' => out.push('%'),
+            _ => return Err(Error::msg(format!("unknown conversion %{conv}"))),
+        }
+        rest = &rest[conv.len_utf8()..];
+        index += 1;
+    }
+    // The reference (starlark-ref) makes no exception for a mapping here:
+    // `"abc" % {}` fails like `"abc" % 1`.
+    if index < nargs {
+        return Err(Error::msg("too many arguments for format string"));
+    }
+    if out.len() > budget.limits.max_heap_bytes {
+        return Err(Error::limit(LimitKind::HeapBytes));
+    }
+    heap.str(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::Limits;
+    use bumpalo::Bump;
+    use std::time::Instant;
+
+    fn budget() -> Budget {
+        Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    /// `str(f)` under starlark-ref for each float.
+    #[test]
+    fn float_str_matches_starlark_go() {
+        let table: &[(f64, &str)] = &[
+            (1e6, "1e+06"),
+            (1.0, "1.0"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (1e-7, "1e-07"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e21, "1e+21"),
+            (1e20, "1e+20"),
+            (123456789.0, "1.23456789e+08"),
+            (1.5e300, "1.5e+300"),
+            (f64::INFINITY, "+inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+            (1e16, "1e+16"),
+            (1e15, "1e+15"),
+            (12345678901234567.0, "1.2345678901234568e+16"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (100.0, "100.0"),
+            (2.5e-5, "2.5e-05"),
+            (-1.25e22, "-1.25e+22"),
+            (0.5, "0.5"),
+            (123456.0, "123456.0"),
+            (1234567.0, "1.234567e+06"),
+            (0.001, "0.001"),
+            (3.25159, "3.25159"),
+            (-2.5, "-2.5"),
+            (1e100, "1e+100"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (2.0 / 3.0, "0.6666666666666666"),
+            (10.0, "10.0"),
+            (0.1, "0.1"),
+            (999999.0, "999999.0"),
+            (1.5e-10, "1.5e-10"),
+            (65536.0, "65536.0"),
+            (9007199254740992.0, "9.007199254740992e+15"),
+            (-1e-300, "-1e-300"),
+            (1.0e-4 * 3.0, "0.00030000000000000003"),
+            (4.35, "4.35"),
+            (1e22, "1e+22"),
+            (1e23, "1e+23"),
+            (2.2250738585072014e-308, "2.2250738585072014e-308"),
+            (100000.0, "100000.0"),
+            (0.000123456789, "0.000123456789"),
+            (1180591620717411303424.0, "1.1805916207174113e+21"),
+        ];
+        for &(f, want) in table {
+            assert_eq!(float_str(f), want, "str({f:?})");
+        }
+    }
+
+    #[test]
+    fn float_conversions_e_f_g() {
+        let conv = |f: f64, c: u8| {
+            let mut s = String::new();
+            write_float(&mut s, f, c);
+            s
+        };
+        let e = [
+            (0.5078125, "5.078125e-01"),
+            (0.0, "0.000000e+00"),
+            (-0.0, "-0.000000e+00"),
+            (1e-300, "1.000000e-300"),
+            (123.456, "1.234560e+02"),
+            (2.5, "2.500000e+00"),
+            (1e100, "1.000000e+100"),
+        ];
+        for (f, want) in e {
+            assert_eq!(conv(f, b'e'), want);
+        }
+        assert_eq!(conv(12345.678, b'E'), "1.234568E+04");
+        let f = [
+            (0.5078125, "0.507812"),
+            (2.5, "2.500000"),
+            (-0.0, "-0.000000"),
+            (1e-7, "0.000000"),
+            (123.4567895, "123.456789"),
+            (1e20, "100000000000000000000.000000"),
+        ];
+        for (x, want) in f {
+            assert_eq!(conv(x, b'f'), want);
+        }
+        assert_eq!(conv(1.5, b'F'), "%F");
+        assert_eq!(conv(f64::NAN, b'F'), "nan");
+        assert_eq!(conv(f64::INFINITY, b'e'), "+inf");
+        assert_eq!(conv(1e6, b'g'), "1e+06");
+        assert_eq!(conv(1e-5, b'G'), "1E-05");
+        assert_eq!(conv(1e20, b'G'), "1E+20");
+        assert_eq!(conv(2.0, b'G'), "2.0");
+    }
+
+    #[test]
+    fn quoting_follows_go() {
+        let q = |s: &[u8], b: bool| {
+            let mut out = String::new();
+            write_quoted(&mut out, s, b);
+            out
+        };
+        assert_eq!(q("a\"b\n\x01é".as_bytes(), false), r#""a\"b\n\x01é""#);
+        assert_eq!(q(b"\x7f\t\r\\'", false), r#""\x7f\t\r\\'""#);
+        assert_eq!(q(b"a\"b\n\x01\xff", true), r#"b"a\"b\n\x01\xff""#);
+        assert_eq!(
+            q("\u{a0}\u{200b}\u{7}\u{b}".as_bytes(), false),
+            r#""\u00a0\u200b\a\v""#
+        );
+        assert_eq!(q("\u{F0000}😀".as_bytes(), false), "\"\\U000f0000😀\"");
+    }
+
+    #[test]
+    fn repr_of_values_and_cycles() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        let one = Value::Int(1);
+        let t1 = heap.tuple(&[one]).unwrap();
+        let t2 = heap.tuple(&[one, Value::Float(2.0)]).unwrap();
+        let empty = heap.tuple(&[]).unwrap();
+        let s = heap.str("a").unwrap();
+        let l = heap
+            .list(&[t1, t2, empty, s, Value::None, Value::Bool(true)])
+            .unwrap();
+        assert_eq!(
+            repr(l, &b).unwrap(),
+            r#"[(1,), (1, 2.0), (), "a", None, True]"#
+        );
+        let d = heap.dict(2).unwrap();
+        d.map.borrow_mut().insert(s, l).unwrap();
+        d.map
+            .borrow_mut()
+            .insert(Value::Int(2), Value::Dict(d))
+            .unwrap();
+        assert_eq!(
+            repr(Value::Dict(d), &b).unwrap(),
+            r#"{"a": [(1,), (1, 2.0), (), "a", None, True], 2: {...}}"#
+        );
+        // a = [1]; a.append(a)
+        let a = heap.list(&[one]).unwrap();
+        if let Value::List(lo) = a {
+            lo.items.borrow_mut().push(a);
+        }
+        assert_eq!(repr(a, &b).unwrap(), "[1, [...]]");
+        let t = heap.tuple(&[a, Value::Int(2)]).unwrap();
+        assert_eq!(repr(t, &b).unwrap(), "([1, [...]], 2)");
+        let pair = heap.list(&[a, a]).unwrap();
+        assert_eq!(repr(pair, &b).unwrap(), "[[1, [...]], [1, [...]]]");
+        let mut out = String::new();
+        write_str(&mut out, s, &b).unwrap();
+        write_str(&mut out, t1, &b).unwrap();
+        assert_eq!(out, "a(1,)");
+        let r = heap
+            .alloc(crate::value::RangeObj {
+                start: 0,
+                stop: 10,
+                step: 2,
+            })
+            .unwrap();
+        assert_eq!(repr(Value::Range(r), &b).unwrap(), "range(0, 10, 2)");
+        let r = heap
+            .alloc(crate::value::RangeObj {
+                start: 1,
+                stop: 5,
+                step: 1,
+            })
+            .unwrap();
+        assert_eq!(repr(Value::Range(r), &b).unwrap(), "range(1, 5)");
+        let r = heap
+            .alloc(crate::value::RangeObj {
+                start: 0,
+                stop: 5,
+                step: 1,
+            })
+            .unwrap();
+        assert_eq!(repr(Value::Range(r), &b).unwrap(), "range(5)");
+        let big = heap.int(num_bigint::BigInt::from(1) << 70).unwrap();
+        assert_eq!(repr(big, &b).unwrap(), "1180591620717411303424");
+        let bytes = heap.bytes(b"ab").unwrap();
+        assert_eq!(repr(bytes, &b).unwrap(), r#"b"ab""#);
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        let mut v = Value::Int(1);
+        for _ in 0..100_000 {
+            v = heap.list(&[v]).unwrap();
+        }
+        let s = repr(v, &b).unwrap();
+        assert!(s.starts_with("[[[["));
+        assert!(s.contains("[...]"));
+        assert_eq!(s.len(), 2 * (MAX_REPR_DEPTH + 1) + 3);
+    }
+
+    #[test]
+    fn output_is_bounded_by_the_heap_limit() {
+        let bump = Bump::new();
+        let b = Budget::new(
+            Limits {
+                max_heap_bytes: 1 << 16,
+                ..Limits::default()
+            },
+            Instant::now(),
+            None,
+        );
+        let heap = Heap::new(&bump, &b);
+        let s = heap.str(&"x".repeat(1000)).unwrap();
+        let l = heap.list(&[s; 100]).unwrap();
+        assert!(repr(l, &b).is_err());
+    }
+
+    fn pct<'h>(heap: Heap<'h>, f: &str, arg: Value<'h>) -> std::result::Result<String, String> {
+        match percent(heap, f, arg) {
+            Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
+            Err(e) => Err(e.message().unwrap_or("limit").to_string()),
+        }
+    }
+
+    #[test]
+    fn percent_formatting() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        let i = Value::Int;
+        let f = Value::Float;
+        assert_eq!(pct(heap, "%d", f(3.7)), Ok("3".into()));
+        assert_eq!(pct(heap, "%x", i(-255)), Ok("-ff".into()));
+        assert_eq!(pct(heap, "%X", i(255)), Ok("FF".into()));
+        assert_eq!(pct(heap, "%o", i(-8)), Ok("-10".into()));
+        assert_eq!(pct(heap, "%e", i(1)), Ok("1.000000e+00".into()));
+        assert_eq!(pct(heap, "%g", f(1.0)), Ok("1.0".into()));
+        assert_eq!(pct(heap, "%G", f(1e6)), Ok("1E+06".into()));
+        assert_eq!(pct(heap, "%F", f(1.5)), Ok("%F".into()));
+        assert_eq!(pct(heap, "%c", i(65)), Ok("A".into()));
+        assert_eq!(pct(heap, "%c", i(0xD800)), Ok("\u{FFFD}".into()));
+        let e_acute = heap.str("é").unwrap();
+        assert_eq!(pct(heap, "%c", e_acute), Ok("é".into()));
+        let x = heap.str("x").unwrap();
+        assert_eq!(
+            pct(heap, "%r|%s", heap.tuple(&[x, x]).unwrap()),
+            Ok("\"x\"|x".into())
+        );
+        assert_eq!(pct(heap, "%%", heap.tuple(&[]).unwrap()), Ok("%".into()));
+        let big = heap.int(num_bigint::BigInt::from(1) << 70).unwrap();
+        assert_eq!(pct(heap, "%x", big), Ok("400000000000000000".into()));
+        assert_eq!(pct(heap, "%d", big), Ok("1180591620717411303424".into()));
+        assert_eq!(pct(heap, "%e", big), Ok("1.180592e+21".into()));
+        let l = heap.list(&[i(1), i(2)]).unwrap();
+        assert_eq!(pct(heap, "%s", l), Ok("[1, 2]".into()));
+        let d = heap.dict(1).unwrap();
+        let a = heap.str("a").unwrap();
+        d.map.borrow_mut().insert(a, i(2)).unwrap();
+        let dv = Value::Dict(d);
+        assert_eq!(pct(heap, "%(a)d %(a)r", dv), Ok("2 2".into()));
+        assert_eq!(pct(heap, "%s", dv), Ok("{\"a\": 2}".into()));
+        assert_eq!(
+            pct(heap, "abc", dv),
+            Err("too many arguments for format string".into())
+        );
+
+        let errs: &[(&str, Value<'_>, &str)] = &[
+            (
+                "%c",
+                heap.str("ab").unwrap(),
+                "%c format requires a single-character string",
+            ),
+            (
+                "%c",
+                i(-1),
+                "%c format requires a valid Unicode code point, got -1",
+            ),
+            (
+                "%c",
+                f(1.5),
+                "%c format requires int or single-character string, not float",
+            ),
+            (
+                "%s %s",
+                heap.tuple(&[i(1)]).unwrap(),
+                "not enough arguments for format string",
+            ),
+            (
+                "%s",
+                heap.tuple(&[i(1), i(2)]).unwrap(),
+                "too many arguments for format string",
+            ),
+            ("%(b)s", dv, "key not found: b"),
+            ("%(a)s %s", dv, "not enough arguments for format string"),
+            ("%(a)s", l, "format requires a mapping"),
+            ("%z", i(1), "unknown conversion %z"),
+            ("%5d", i(1), "unknown conversion %5"),
+            ("%", i(1), "incomplete format"),
+            ("%(a", dv, "incomplete format key"),
+            (
+                "%d",
+                x,
+                "%d format requires integer: cannot convert string to int",
+            ),
+            (
+                "%d",
+                Value::Bool(true),
+                "%d format requires integer: cannot convert bool to int",
+            ),
+            (
+                "%d",
+                f(f64::INFINITY),
+                "%d format requires integer: cannot convert float infinity to integer",
+            ),
+            ("%e", x, "%e format requires float, not string"),
+            ("abc", i(1), "too many arguments for format string"),
+        ];
+        for &(fmt, arg, want) in errs {
+            assert_eq!(pct(heap, fmt, arg), Err(want.to_string()), "{fmt}");
+        }
+    }
+}

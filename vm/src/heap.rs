@@ -1,0 +1,155 @@
+//! The per-execution heap: one bumpalo arena, charged before it grows.
+//!
+//! Every allocation a program causes goes through [`Heap`], which charges
+//! the bytes to the [`Budget`] first and only then allocates, so a program
+//! asking for `"x" * (1 << 40)` fails without allocating. Nothing is freed
+//! until the arena is dropped with the execution.
+
+use crate::budget::Budget;
+use crate::dict::DictMap;
+use crate::error::Result;
+use crate::value::*;
+use bumpalo::collections::{String as BumpString, Vec as BumpVec};
+use bumpalo::Bump;
+use num_bigint::BigInt;
+use std::cell::{Cell, RefCell};
+use std::mem::size_of;
+
+/// Allocation in the arena of one execution, charged to its budget.
+#[derive(Clone, Copy)]
+pub struct Heap<'h> {
+    pub bump: &'h Bump,
+    pub budget: &'h Budget,
+}
+
+impl<'h> Heap<'h> {
+    pub fn new(bump: &'h Bump, budget: &'h Budget) -> Heap<'h> {
+        Heap { bump, budget }
+    }
+
+    /// Charges `bytes` before an allocation of that size.
+    #[inline]
+    pub fn charge(&self, bytes: usize) -> Result<()> {
+        self.budget.charge_heap(bytes)
+    }
+
+    /// Moves `v` into the arena.
+    #[inline]
+    pub fn alloc<T>(&self, v: T) -> Result<&'h T> {
+        self.charge(size_of::<T>())?;
+        Ok(self.bump.alloc(v))
+    }
+
+    /// A string value holding a copy of `s`.
+    pub fn str(&self, s: &str) -> Result<Value<'h>> {
+        self.charge(s.len() + size_of::<StrObj>())?;
+        let text = self.bump.alloc_str(s);
+        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+    }
+
+    /// A string value for text that already lives in the arena.
+    pub fn str_in_arena(&self, text: &'h str) -> Result<Value<'h>> {
+        self.charge(size_of::<StrObj>())?;
+        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+    }
+
+    /// A string builder of `capacity` bytes, charged up front.
+    pub fn string_builder(&self, capacity: usize) -> Result<BumpString<'h>> {
+        self.charge(capacity)?;
+        Ok(BumpString::with_capacity_in(capacity, self.bump))
+    }
+
+    /// Finishes a builder made by [`Heap::string_builder`].
+    pub fn finish_str(&self, s: BumpString<'h>) -> Result<Value<'h>> {
+        self.str_in_arena(s.into_bump_str())
+    }
+
+    /// A bytes value holding a copy of `b`.
+    pub fn bytes(&self, b: &[u8]) -> Result<Value<'h>> {
+        self.charge(b.len() + size_of::<BytesObj>())?;
+        let bytes = self.bump.alloc_slice_copy(b);
+        Ok(Value::Bytes(self.bump.alloc(BytesObj { bytes })))
+    }
+
+    /// A tuple holding a copy of `items`.
+    pub fn tuple(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
+        self.charge(size_of_val(items) + size_of::<TupleObj>())?;
+        let items = self.bump.alloc_slice_copy(items);
+        Ok(Value::Tuple(self.bump.alloc(TupleObj { items })))
+    }
+
+    /// A list holding a copy of `items`.
+    pub fn list(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
+        let mut v = self.vec_with_capacity(items.len())?;
+        v.extend_from_slice(items);
+        self.list_from_vec(v)
+    }
+
+    /// A list taking over `items`, whose storage is already charged.
+    pub fn list_from_vec(&self, items: BumpVec<'h, Value<'h>>) -> Result<Value<'h>> {
+        Ok(Value::List(self.alloc(ListObj {
+            items: RefCell::new(items),
+            frozen: Cell::new(false),
+            iterating: Cell::new(0),
+        })?))
+    }
+
+    /// An empty value vector with room for `n` values, charged.
+    pub fn vec_with_capacity(&self, n: usize) -> Result<BumpVec<'h, Value<'h>>> {
+        self.charge(n.saturating_mul(size_of::<Value>()))?;
+        Ok(BumpVec::with_capacity_in(n, self.bump))
+    }
+
+    /// Makes room for `extra` more values in `v`, charging any growth.
+    pub fn reserve(&self, v: &mut BumpVec<'h, Value<'h>>, extra: usize) -> Result<()> {
+        let need = v.len().saturating_add(extra);
+        if need > v.capacity() {
+            let new_cap = need.max(v.capacity().saturating_mul(2)).max(4);
+            self.charge((new_cap - v.len()).saturating_mul(size_of::<Value>()))?;
+            v.reserve_exact(new_cap - v.len());
+        }
+        Ok(())
+    }
+
+    /// Appends `x` to `v`, charging any growth.
+    #[inline]
+    pub fn push(&self, v: &mut BumpVec<'h, Value<'h>>, x: Value<'h>) -> Result<()> {
+        if v.len() == v.capacity() {
+            self.reserve(v, 1)?;
+        }
+        v.push(x);
+        Ok(())
+    }
+
+    /// An empty dict with room for `n` entries.
+    pub fn dict(&self, n: usize) -> Result<&'h DictObj<'h>> {
+        let map = DictMap::with_capacity(*self, n)?;
+        self.alloc(DictObj {
+            map: RefCell::new(map),
+            frozen: Cell::new(false),
+            iterating: Cell::new(0),
+        })
+    }
+
+    /// An int value: small when it fits i64, big otherwise.
+    pub fn int(&self, v: BigInt) -> Result<Value<'h>> {
+        use num_traits::ToPrimitive;
+        if let Some(i) = v.to_i64() {
+            return Ok(Value::Int(i));
+        }
+        let (sign, digits) = v.to_u32_digits();
+        self.charge(digits.len() * 4 + size_of::<BigIntObj>())?;
+        let digits = self.bump.alloc_slice_copy(&digits);
+        Ok(Value::BigInt(self.bump.alloc(BigIntObj {
+            negative: sign == num_bigint::Sign::Minus,
+            digits,
+        })))
+    }
+
+    /// A cell holding `v`.
+    pub fn cell(&self, v: Value<'h>) -> Result<&'h CellObj<'h>> {
+        self.alloc(CellObj {
+            value: Cell::new(v),
+        })
+    }
+}

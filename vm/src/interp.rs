@@ -1,0 +1,1087 @@
+//! The interpreter: one dispatch loop over register bytecode.
+//!
+//! A [`Thread`] holds the register stack of all active Starlark frames and
+//! runs them in [`Thread::run`] without Rust recursion: a call of a
+//! Starlark function pushes a frame and continues in the same loop, a
+//! return pops it. Only builtins that call back into Starlark (`sorted`
+//! with `key=`, ...) re-enter the loop, and that nesting is bounded by
+//! [`MAX_REENTRY`]. Steps are drawn from the budget in batches: the loop
+//! keeps the current batch in a local and hands it back to the budget
+//! around every call out of the loop.
+
+use crate::budget::Budget;
+use crate::builtins::{self, Args, BuiltinFn};
+use crate::data::{self, Data};
+use crate::error::{Error, ErrorKind, LimitKind, Result};
+use crate::heap::Heap;
+use crate::opcode::*;
+use crate::ops;
+use crate::value::*;
+use codemode_lang::ast::{BinOp, Pos, UnaryOp};
+use std::any::Any;
+use std::cell::Cell;
+
+/// The most Starlark frames that may be active at once.
+pub const MAX_FRAMES: usize = 1000;
+
+/// How deeply builtins may call back into Starlark.
+pub const MAX_REENTRY: u32 = 64;
+
+/// The host as the interpreter sees it: capability calls by dotted name,
+/// with errors kept opaque until [`crate::execute`] classifies them.
+pub trait DynHost {
+    fn call(&self, name: &str, args: Vec<(String, Data)>) -> std::result::Result<Data, Box<dyn Any + Send>>;
+}
+
+struct Frame<'h> {
+    code: &'h Code<'h>,
+    func: Option<&'h FunctionObj<'h>>,
+    pc: usize,
+    base: usize,
+    /// The caller's register that receives the result.
+    ret: Reg,
+    /// Height of the iterator stack when the frame started.
+    iters: usize,
+}
+
+/// The state of one running execution.
+pub struct Thread<'h> {
+    pub heap: Heap<'h>,
+    pub budget: &'h Budget,
+    stack: Vec<Value<'h>>,
+    frames: Vec<Frame<'h>>,
+    iters: Vec<&'h IterObj<'h>>,
+    pub globals: Vec<Value<'h>>,
+    pub global_names: &'h [&'h str],
+    host: &'h dyn DynHost,
+    /// Whether capability calls are allowed (only while `main` runs).
+    pub allow_native: bool,
+    reentry: u32,
+}
+
+impl<'h> Thread<'h> {
+    pub fn new(
+        heap: Heap<'h>,
+        budget: &'h Budget,
+        global_names: &'h [&'h str],
+        host: &'h dyn DynHost,
+    ) -> Thread<'h> {
+        Thread {
+            heap,
+            budget,
+            stack: Vec::new(),
+            frames: Vec::new(),
+            iters: Vec::new(),
+            globals: vec![Value::Unbound; global_names.len()],
+            global_names,
+            host,
+            allow_native: false,
+            reentry: 0,
+        }
+    }
+
+    /// Runs the top level of a module.
+    pub fn run_toplevel(&mut self, code: &'h Code<'h>) -> Result<Value<'h>> {
+        let base = self.stack.len();
+        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        self.enter(code, None, base, 0)?;
+        self.run_frames()
+    }
+
+    /// Calls a callable value with arguments.
+    pub fn call(
+        &mut self,
+        f: Value<'h>,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<Value<'h>> {
+        match f {
+            Value::Function(func) => {
+                let base = match self.frames.last() {
+                    Some(fr) => fr.base + fr.code.nregs as usize,
+                    None => self.stack.len(),
+                };
+                self.push_call(func, base, 0, positional, named)?;
+                self.run_frames()
+            }
+            _ => self.call_native(f, positional, named),
+        }
+    }
+
+    /// Runs frames pushed on top of the current ones until the first of
+    /// them returns.
+    fn run_frames(&mut self) -> Result<Value<'h>> {
+        if self.reentry >= MAX_REENTRY {
+            return Err(Error::limit(LimitKind::CallDepth));
+        }
+        self.reentry += 1;
+        let stop = self.frames.len() - 1;
+        let r = self.run(stop);
+        self.reentry -= 1;
+        if r.is_err() {
+            // The execution fails as a whole; just clear the recursion
+            // marks and the iteration marks of the unwound frames.
+            while self.frames.len() > stop {
+                if let Some(fr) = self.frames.pop() {
+                    fr.code.active.set(false);
+                    self.release_iters(fr.iters);
+                }
+            }
+        }
+        r
+    }
+
+    /// Pushes a frame for `code` whose registers start at `base`.
+    fn enter(
+        &mut self,
+        code: &'h Code<'h>,
+        func: Option<&'h FunctionObj<'h>>,
+        base: usize,
+        ret: Reg,
+    ) -> Result<()> {
+        if self.frames.len() >= MAX_FRAMES {
+            return Err(Error::limit(LimitKind::CallDepth));
+        }
+        for &c in code.cells {
+            let slot = base + c as usize;
+            let cell = self.heap.cell(self.stack[slot])?;
+            self.stack[slot] = Value::Cell(cell);
+        }
+        code.active.set(true);
+        self.frames.push(Frame {
+            code,
+            func,
+            pc: 0,
+            base,
+            ret,
+            iters: self.iters.len(),
+        });
+        Ok(())
+    }
+
+    fn release_iters(&mut self, down_to: usize) {
+        while self.iters.len() > down_to {
+            if let Some(it) = self.iters.pop() {
+                release(it);
+            }
+        }
+    }
+
+    /// Prepares a call of a Starlark function: checks recursion, binds the
+    /// arguments into a new frame at `base`, and pushes it.
+    fn push_call(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        base: usize,
+        ret: Reg,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<()> {
+        let code = func.code;
+        if code.active.get() {
+            return Err(
+                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
+            );
+        }
+        self.stack.truncate(base);
+        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        // starlark-go reports binding errors inside the callee, at its
+        // first instruction.
+        self.bind_args(func, base, positional, named)
+            .map_err(|e| e.at(code.entry_pos))?;
+        self.enter(code, Some(func), base, ret)
+    }
+
+    /// Binds arguments to parameters as starlark-go's `setArgs` does.
+    fn bind_args(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        base: usize,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<()> {
+        let code = func.code;
+        let p = &code.params;
+        let name = code.name;
+        let nslots = p.nslots();
+        if nslots == 0 {
+            let n = positional.len() + named.len();
+            if n > 0 {
+                return Err(Error::msg(format!(
+                    "function {name} accepts no arguments ({n} given)"
+                )));
+            }
+            return Ok(());
+        }
+        let nordinary = p.npositional as usize + p.nkwonly as usize;
+        let npos = p.npositional as usize;
+        let mut kwdict = None;
+        if p.has_kwargs {
+            let d = self.heap.dict(0)?;
+            let reg = p.regs[nslots - 1];
+            self.stack[base + reg as usize] = Value::Dict(d);
+            kwdict = Some(d);
+        }
+        let mut n = positional.len();
+        if n > npos {
+            if !p.has_args {
+                let has_positional_default = p.has_default[..npos].iter().any(|d| *d);
+                return Err(Error::msg(format!(
+                    "function {name} accepts {}{npos} positional argument{} ({} given)",
+                    if has_positional_default { "at most " } else { "" },
+                    if npos == 1 { "" } else { "s" },
+                    positional.len()
+                )));
+            }
+            n = npos;
+        }
+        for (i, v) in positional[..n].iter().enumerate() {
+            self.stack[base + p.regs[i] as usize] = *v;
+        }
+        if p.has_args {
+            let t = self.heap.tuple(&positional[n..])?;
+            self.stack[base + p.regs[nordinary] as usize] = t;
+        }
+        for (k, v) in named {
+            match p.names[..nordinary].iter().position(|pn| pn == k) {
+                Some(i) => {
+                    let slot = base + p.regs[i] as usize;
+                    if !matches!(self.stack[slot], Value::Unbound) {
+                        return Err(Error::msg(format!(
+                            "function {name} got multiple values for parameter {}",
+                            quoted(k)
+                        )));
+                    }
+                    self.stack[slot] = *v;
+                }
+                None => match kwdict {
+                    None => {
+                        return Err(Error::msg(format!(
+                            "function {name} got an unexpected keyword argument {}",
+                            quoted(k)
+                        )))
+                    }
+                    Some(d) => {
+                        let key = self.heap.str_in_arena(k)?;
+                        if !d.map.borrow_mut().insert(key, *v)? {
+                            return Err(Error::msg(format!(
+                                "function {name} got multiple values for parameter {}",
+                                quoted(k)
+                            )));
+                        }
+                    }
+                },
+            }
+        }
+        if n < nordinary {
+            let mut missing: Vec<&str> = Vec::new();
+            let mut d = p.has_default[..n].iter().filter(|x| **x).count();
+            for i in n..nordinary {
+                let slot = base + p.regs[i] as usize;
+                let has_default = p.has_default[i];
+                if matches!(self.stack[slot], Value::Unbound) {
+                    if has_default {
+                        self.stack[slot] = func.defaults[d];
+                    } else {
+                        missing.push(p.names[i]);
+                    }
+                }
+                if has_default {
+                    d += 1;
+                }
+            }
+            if !missing.is_empty() {
+                return Err(Error::msg(format!(
+                    "function {name} missing {} argument{} ({})",
+                    missing.len(),
+                    if missing.len() > 1 { "s" } else { "" },
+                    missing.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls anything that is not a Starlark function.
+    fn call_native(
+        &mut self,
+        f: Value<'h>,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<Value<'h>> {
+        match f {
+            Value::Builtin(b) => self.call_builtin(b, None, positional, named),
+            Value::BoundMethod(m) => self.call_builtin(m.method, Some(m.receiver), positional, named),
+            Value::Capability(c) => self.call_capability(c.name, positional, named),
+            Value::Function(_) => self.call(f, positional, named),
+            _ => Err(Error::msg(format!(
+                "invalid call of non-function ({})",
+                f.type_name()
+            ))),
+        }
+    }
+
+    fn call_builtin(
+        &mut self,
+        b: &'static BuiltinFn,
+        recv: Option<Value<'h>>,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<Value<'h>> {
+        let args = Args {
+            recv,
+            positional,
+            named,
+        };
+        (b.call)(self, &args)
+    }
+
+    /// A capability call: counted, bound to keyword arguments, converted,
+    /// sent to the host, and its result checked and converted back.
+    fn call_capability(
+        &mut self,
+        name: &'h str,
+        positional: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
+    ) -> Result<Value<'h>> {
+        if !self.allow_native {
+            return Err(Error::msg(format!(
+                "capability {name} called during top-level execution; call capabilities only inside main"
+            )));
+        }
+        self.budget.charge_native_call()?;
+        if !positional.is_empty() {
+            return Err(Error::invalid_arguments(
+                "positional arguments are not accepted; pass every argument by keyword",
+            ));
+        }
+        let limits = &self.budget.limits;
+        let mut args = Vec::with_capacity(named.len());
+        for (k, v) in named {
+            let d = data::to_data(*v, limits.max_value_depth.saturating_sub(1), self.budget)
+                .map_err(|e| e.into_limit_or_args(k))?;
+            args.push(((*k).to_string(), d));
+        }
+        let arg_bytes = data::encoded_len_map(&args, limits.max_value_bytes);
+        if arg_bytes > limits.max_value_bytes {
+            return Err(Error::limit(LimitKind::ValueBytes));
+        }
+        let result = self.host.call(name, args).map_err(Error::host)?;
+        if result.depth_exceeds(limits.max_value_depth) {
+            return Err(Error::limit(LimitKind::ValueDepth));
+        }
+        let bytes = result.encoded_len(limits.max_value_bytes);
+        if bytes > limits.max_value_bytes {
+            return Err(Error::limit(LimitKind::ValueBytes));
+        }
+        self.budget.charge_intermediate(bytes)?;
+        self.budget.check_time()?;
+        data::from_data(self.heap, &result)
+    }
+
+    /// The attribute `name` of `x`.
+    pub fn get_attr(&mut self, x: Value<'h>, name: &str) -> Result<Value<'h>> {
+        match x {
+            Value::Namespace(ns) => ns.attr(name).ok_or_else(|| {
+                Error::msg(format!("namespace {} has no .{name} field or method", ns.path))
+            }),
+            Value::Module(m) => builtins::module_attr(m, name).ok_or_else(|| {
+                Error::msg(format!("module has no .{name} field or method"))
+            }),
+            _ => match builtins::method(x, name) {
+                Some(m) => Ok(Value::BoundMethod(self.heap.alloc(BoundMethodObj {
+                    receiver: x,
+                    method: m,
+                })?)),
+                None => Err(Error::msg(format!(
+                    "{} has no .{name} field or method",
+                    x.type_name()
+                ))),
+            },
+        }
+    }
+
+    /// The value of `r[base + i]` for call arguments laid out by a site:
+    /// collects positional and named arguments, expanding `*args` and
+    /// `**kwargs`.
+    fn collect_args(
+        &mut self,
+        base: usize,
+        site: &CallSite<'h>,
+        positional: &mut Vec<Value<'h>>,
+        named: &mut Vec<(&'h str, Value<'h>)>,
+    ) -> Result<()> {
+        let mut r = base + 1;
+        positional.extend_from_slice(&self.stack[r..r + site.npos as usize]);
+        r += site.npos as usize;
+        for name in site.names {
+            named.push((name, self.stack[r]));
+            r += 1;
+        }
+        if site.star {
+            let v = self.stack[r];
+            r += 1;
+            match v {
+                Value::List(l) => positional.extend_from_slice(&l.items.borrow()),
+                Value::Tuple(t) => positional.extend_from_slice(t.items),
+                Value::Dict(d) => positional.extend(d.map.borrow().iter().map(|(k, _)| k)),
+                Value::Range(rg) => {
+                    let n = rg.len();
+                    self.heap.charge(n as usize * std::mem::size_of::<Value>())?;
+                    positional.extend((0..n).map(|i| Value::Int(rg.at(i))));
+                }
+                _ => {
+                    return Err(Error::msg(format!(
+                        "argument after * must be iterable, not {}",
+                        v.type_name()
+                    )))
+                }
+            }
+        }
+        if site.star_star {
+            let v = self.stack[r];
+            let Value::Dict(d) = v else {
+                return Err(Error::msg(format!(
+                    "argument after ** must be a mapping, not {}",
+                    v.type_name()
+                )));
+            };
+            for (k, v) in d.map.borrow().iter() {
+                match k {
+                    Value::Str(s) => named.push((s.text, v)),
+                    _ => {
+                        return Err(Error::msg(format!(
+                            "keywords must be strings, not {}",
+                            k.type_name()
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts iterating `v` (a `for` loop or comprehension).
+    fn iter_start(&mut self, v: Value<'h>) -> Result<&'h IterObj<'h>> {
+        let it = match v {
+            Value::List(l) => {
+                l.iterating.set(l.iterating.get() + 1);
+                IterObj::List {
+                    list: l,
+                    index: Cell::new(0),
+                }
+            }
+            Value::Tuple(t) => IterObj::Tuple {
+                items: t.items,
+                index: Cell::new(0),
+            },
+            Value::Dict(d) => {
+                d.iterating.set(d.iterating.get() + 1);
+                IterObj::Dict {
+                    dict: d,
+                    index: Cell::new(0),
+                }
+            }
+            Value::Range(r) => IterObj::Range {
+                next: Cell::new(r.start),
+                remaining: Cell::new(r.len()),
+                step: r.step,
+            },
+            _ => {
+                return Err(Error::msg(format!(
+                    "{} value is not iterable",
+                    v.type_name()
+                )))
+            }
+        };
+        let it = self.heap.alloc(it)?;
+        self.iters.push(it);
+        Ok(it)
+    }
+
+    /// The main loop: runs until the frame at index `stop` returns, and
+    /// returns its result.
+    fn run(&mut self, stop: usize) -> Result<Value<'h>> {
+        let budget = self.budget;
+        let mut fuel = budget.take_fuel();
+        let r = self.run_loop(stop, &mut fuel);
+        budget.put_fuel(fuel);
+        r
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn run_loop(&mut self, stop: usize, fuel: &mut u64) -> Result<Value<'h>> {
+        let budget = self.budget;
+        let heap = self.heap;
+        let mut frame_idx = self.frames.len() - 1;
+        let (mut code, mut base, mut pc) = {
+            let f = &self.frames[frame_idx];
+            (f.code, f.base, f.pc)
+        };
+        let mut instrs = code.instrs;
+        let mut consts = code.consts;
+        let mut positional: Vec<Value<'h>> = Vec::new();
+        let mut named: Vec<(&'h str, Value<'h>)> = Vec::new();
+
+        macro_rules! reg {
+            ($r:expr) => {
+                self.stack[base + $r as usize]
+            };
+        }
+        macro_rules! rk {
+            ($op:expr) => {{
+                let op = $op;
+                if op & RK_CONST != 0 {
+                    consts[(op & !RK_CONST) as usize]
+                } else {
+                    self.stack[base + op as usize]
+                }
+            }};
+        }
+        macro_rules! fail {
+            ($e:expr) => {{
+                let e: Error = $e;
+                self.frames[frame_idx].pc = pc;
+                return Err(e.at(code.positions[pc - 1]));
+            }};
+        }
+        macro_rules! tri {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) => fail!(e),
+                }
+            };
+        }
+        // Hands the batch of steps back around a call out of the loop.
+        macro_rules! out {
+            ($e:expr) => {{
+                budget.put_fuel(*fuel);
+                let r = $e;
+                *fuel = budget.take_fuel();
+                r
+            }};
+        }
+        macro_rules! arith {
+            ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
+                let x = rk!($a);
+                let y = rk!($b);
+                let fast: Option<Value<'h>> = match (x, y) {
+                    (Value::Int(i), Value::Int(j)) => $fast(i, j),
+                    _ => None,
+                };
+                reg!($dst) = match fast {
+                    Some(v) => v,
+                    None => tri!(ops::binary(heap, $op, x, y)),
+                };
+            }};
+        }
+        macro_rules! cmp {
+            ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
+                let x = rk!($a);
+                let y = rk!($b);
+                reg!($dst) = match (x, y) {
+                    (Value::Int(i), Value::Int(j)) => Value::Bool($fast(&i, &j)),
+                    _ => Value::Bool(tri!(ops::compare($op, x, y))),
+                };
+            }};
+        }
+
+        loop {
+            if *fuel == 0 {
+                *fuel = match budget.draw_steps() {
+                    Ok(f) => f,
+                    Err(e) => {
+                        pc += 1;
+                        fail!(e)
+                    }
+                };
+            }
+            *fuel -= 1;
+            let instr = instrs[pc];
+            pc += 1;
+            match instr {
+                Instr::Move { dst, src } => reg!(dst) = reg!(src),
+                Instr::Const { dst, k } => reg!(dst) = consts[k as usize],
+                Instr::CheckBound { reg, name } => {
+                    if matches!(reg!(reg), Value::Unbound) {
+                        let n = consts[name as usize].as_str().unwrap_or("?");
+                        fail!(Error::msg(format!(
+                            "local variable {n} referenced before assignment"
+                        )))
+                    }
+                }
+                Instr::LoadGlobal { dst, g } => {
+                    let v = self.globals[g as usize];
+                    if matches!(v, Value::Unbound) {
+                        fail!(Error::msg(format!(
+                            "global variable {} referenced before assignment",
+                            self.global_names[g as usize]
+                        )))
+                    }
+                    reg!(dst) = v;
+                }
+                Instr::StoreGlobal { g, src } => self.globals[g as usize] = reg!(src),
+                Instr::LoadCell { dst, slot } => {
+                    let Value::Cell(c) = reg!(slot) else {
+                        fail!(Error::msg("internal error: not a cell"))
+                    };
+                    let v = c.value.get();
+                    if matches!(v, Value::Unbound) {
+                        fail!(Error::msg(format!(
+                            "local variable {} referenced before assignment",
+                            code.local_names.get(slot as usize).copied().unwrap_or("?")
+                        )))
+                    }
+                    reg!(dst) = v;
+                }
+                Instr::StoreCell { slot, src } => {
+                    let Value::Cell(c) = reg!(slot) else {
+                        fail!(Error::msg("internal error: not a cell"))
+                    };
+                    c.value.set(reg!(src));
+                }
+                Instr::LoadFree { dst, idx } => {
+                    let Some(func) = self.frames[frame_idx].func else {
+                        fail!(Error::msg("internal error: free variable at top level"))
+                    };
+                    let v = func.freevars[idx as usize].value.get();
+                    if matches!(v, Value::Unbound) {
+                        fail!(Error::msg(format!(
+                            "local variable {} referenced before assignment",
+                            code.freevars.get(idx as usize).map(|f| f.0).unwrap_or("?")
+                        )))
+                    }
+                    reg!(dst) = v;
+                }
+                Instr::Add { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::Add, |i: i64, j| i.checked_add(j).map(Value::Int))
+                }
+                Instr::InplaceAdd { dst, a, b } => {
+                    let x = rk!(a);
+                    let y = rk!(b);
+                    reg!(dst) = match (x, y) {
+                        (Value::Int(i), Value::Int(j)) if i.checked_add(j).is_some() => {
+                            Value::Int(i.wrapping_add(j))
+                        }
+                        _ => tri!(ops::inplace_add(heap, x, y)),
+                    };
+                }
+                Instr::InplaceOr { dst, a, b } => {
+                    let x = rk!(a);
+                    let y = rk!(b);
+                    reg!(dst) = tri!(ops::inplace_or(heap, x, y));
+                }
+                Instr::Sub { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i.checked_sub(j).map(Value::Int))
+                }
+                Instr::Mul { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i.checked_mul(j).map(Value::Int))
+                }
+                Instr::Div { dst, a, b } => arith!(dst, a, b, BinOp::Div, |_, _| None),
+                Instr::FloorDiv { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::FloorDiv, |i: i64, j: i64| {
+                        if j == 0 || (i == i64::MIN && j == -1) {
+                            None
+                        } else {
+                            let q = i / j;
+                            Some(Value::Int(if (i % j != 0) && ((i < 0) != (j < 0)) {
+                                q - 1
+                            } else {
+                                q
+                            }))
+                        }
+                    })
+                }
+                Instr::Mod { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::Mod, |i: i64, j: i64| {
+                        if j == 0 || j == -1 {
+                            None
+                        } else {
+                            let r = i % j;
+                            Some(Value::Int(if r != 0 && ((r < 0) != (j < 0)) {
+                                r + j
+                            } else {
+                                r
+                            }))
+                        }
+                    })
+                }
+                Instr::BitAnd { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(Value::Int(i & j)))
+                }
+                Instr::BitOr { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(Value::Int(i | j)))
+                }
+                Instr::BitXor { dst, a, b } => {
+                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(Value::Int(i ^ j)))
+                }
+                Instr::Shl { dst, a, b } => arith!(dst, a, b, BinOp::Shl, |_, _| None),
+                Instr::Shr { dst, a, b } => arith!(dst, a, b, BinOp::Shr, |_, _| None),
+                Instr::In { dst, a, b } => arith!(dst, a, b, BinOp::In, |_, _| None),
+                Instr::NotIn { dst, a, b } => arith!(dst, a, b, BinOp::NotIn, |_, _| None),
+                Instr::Eq { dst, a, b } => cmp!(dst, a, b, BinOp::Eq, i64::eq),
+                Instr::Ne { dst, a, b } => cmp!(dst, a, b, BinOp::Ne, i64::ne),
+                Instr::Lt { dst, a, b } => cmp!(dst, a, b, BinOp::Lt, i64::lt),
+                Instr::Le { dst, a, b } => cmp!(dst, a, b, BinOp::Le, i64::le),
+                Instr::Gt { dst, a, b } => cmp!(dst, a, b, BinOp::Gt, i64::gt),
+                Instr::Ge { dst, a, b } => cmp!(dst, a, b, BinOp::Ge, i64::ge),
+                Instr::Neg { dst, src } => {
+                    let x = reg!(src);
+                    reg!(dst) = match x {
+                        Value::Int(i) if i != i64::MIN => Value::Int(-i),
+                        _ => tri!(ops::unary(heap, UnaryOp::Neg, x)),
+                    };
+                }
+                Instr::Plus { dst, src } => {
+                    let x = reg!(src);
+                    reg!(dst) = tri!(ops::unary(heap, UnaryOp::Plus, x));
+                }
+                Instr::Invert { dst, src } => {
+                    let x = reg!(src);
+                    reg!(dst) = tri!(ops::unary(heap, UnaryOp::Invert, x));
+                }
+                Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
+                Instr::Jump { to } => pc = to as usize,
+                Instr::JumpIfFalse { cond, to } => {
+                    let t = match reg!(cond) {
+                        Value::Bool(b) => b,
+                        v => v.truth(),
+                    };
+                    if !t {
+                        pc = to as usize;
+                    }
+                }
+                Instr::JumpIfTrue { cond, to } => {
+                    let t = match reg!(cond) {
+                        Value::Bool(b) => b,
+                        v => v.truth(),
+                    };
+                    if t {
+                        pc = to as usize;
+                    }
+                }
+                Instr::IterStart { dst, src } => {
+                    let v = reg!(src);
+                    let it = tri!(self.iter_start(v));
+                    reg!(dst) = Value::Iter(it);
+                }
+                Instr::ForIter { iter, dst, exit } => {
+                    let Value::Iter(it) = reg!(iter) else {
+                        fail!(Error::msg("internal error: not an iterator"))
+                    };
+                    let next = match it {
+                        IterObj::Range {
+                            next,
+                            remaining,
+                            step,
+                        } => {
+                            let n = remaining.get();
+                            if n <= 0 {
+                                None
+                            } else {
+                                let v = next.get();
+                                remaining.set(n - 1);
+                                next.set(v.wrapping_add(*step));
+                                Some(Value::Int(v))
+                            }
+                        }
+                        IterObj::List { list, index } => {
+                            let i = index.get();
+                            let v = list.get(i);
+                            index.set(i + 1);
+                            v
+                        }
+                        IterObj::Tuple { items, index } => {
+                            let i = index.get();
+                            index.set(i + 1);
+                            items.get(i).copied()
+                        }
+                        IterObj::Dict { dict, index } => {
+                            let map = dict.map.borrow();
+                            let mut i = index.get();
+                            let mut found = None;
+                            while let Some(e) = map.entry_at(i) {
+                                i += 1;
+                                if let Some((k, _)) = e {
+                                    found = Some(k);
+                                    break;
+                                }
+                            }
+                            index.set(i);
+                            found
+                        }
+                    };
+                    match next {
+                        Some(v) => reg!(dst) = v,
+                        None => pc = exit as usize,
+                    }
+                }
+                Instr::IterEnd { iter } => {
+                    if let Value::Iter(it) = reg!(iter) {
+                        release(it);
+                        // Loops end in LIFO order.
+                        self.iters.pop();
+                    }
+                }
+                Instr::Call { dst, base: b, site } => {
+                    let site = code.sites[site as usize];
+                    let fbase = base + b as usize;
+                    let f = self.stack[fbase];
+                    positional.clear();
+                    named.clear();
+                    tri!(self.collect_args(fbase, &site, &mut positional, &mut named));
+                    if let Value::Function(func) = f {
+                        // Continue in this loop with the callee's frame.
+                        self.frames[frame_idx].pc = pc;
+                        let new_base = base + code.nregs as usize;
+                        tri!(self.push_call(func, new_base, dst, &positional, &named));
+                        frame_idx = self.frames.len() - 1;
+                        code = func.code;
+                        base = new_base;
+                        pc = 0;
+                        instrs = code.instrs;
+                        consts = code.consts;
+                        continue;
+                    }
+                    let v = out!(self.call_native(f, &positional, &named));
+                    reg!(dst) = tri!(v);
+                }
+                Instr::CallMethod { dst, base: b, site } => {
+                    let site = code.sites[site as usize];
+                    let fbase = base + b as usize;
+                    let recv = self.stack[fbase];
+                    positional.clear();
+                    named.clear();
+                    tri!(self.collect_args(fbase, &site, &mut positional, &mut named));
+                    let method = match recv {
+                        Value::Namespace(_) | Value::Module(_) => None,
+                        _ => builtins::method(recv, site.method),
+                    };
+                    let v = match method {
+                        Some(m) => out!(self.call_builtin(m, Some(recv), &positional, &named)),
+                        None => {
+                            let f = match self.get_attr(recv, site.method) {
+                                Ok(f) => f,
+                                Err(e) => {
+                                    self.frames[frame_idx].pc = pc;
+                                    return Err(e.at(site.attr_pos));
+                                }
+                            };
+                            if let Value::Function(func) = f {
+                                self.frames[frame_idx].pc = pc;
+                                let new_base = base + code.nregs as usize;
+                                tri!(self.push_call(func, new_base, dst, &positional, &named));
+                                frame_idx = self.frames.len() - 1;
+                                code = func.code;
+                                base = new_base;
+                                pc = 0;
+                                instrs = code.instrs;
+                                consts = code.consts;
+                                continue;
+                            }
+                            out!(self.call_native(f, &positional, &named))
+                        }
+                    };
+                    reg!(dst) = tri!(v);
+                }
+                Instr::GetAttr { dst, x, name } => {
+                    let n = consts[name as usize].as_str().unwrap_or("");
+                    let v = reg!(x);
+                    reg!(dst) = tri!(self.get_attr(v, n));
+                }
+                Instr::SetAttr { x, name, .. } => {
+                    let n = consts[name as usize].as_str().unwrap_or("");
+                    let v = reg!(x);
+                    fail!(Error::msg(format!(
+                        "can't assign to .{n} field of {}",
+                        v.type_name()
+                    )))
+                }
+                Instr::Index { dst, x, i } => {
+                    let xv = reg!(x);
+                    let iv = rk!(i);
+                    let fast = match (xv, iv) {
+                        (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
+                        _ => None,
+                    };
+                    reg!(dst) = match fast {
+                        Some(v) => v,
+                        None => tri!(ops::index(heap, xv, iv)),
+                    };
+                }
+                Instr::SetIndex { x, i, src } => {
+                    let xv = reg!(x);
+                    let iv = rk!(i);
+                    let v = reg!(src);
+                    tri!(ops::set_index(heap, xv, iv, v));
+                }
+                Instr::Slice { dst, base: b } => {
+                    let s = base + b as usize;
+                    let (x, lo, hi, step) = (
+                        self.stack[s],
+                        self.stack[s + 1],
+                        self.stack[s + 2],
+                        self.stack[s + 3],
+                    );
+                    reg!(dst) = tri!(ops::slice(heap, x, lo, hi, step));
+                }
+                Instr::MakeList { dst, base: b, n } => {
+                    let s = base + b as usize;
+                    let v = tri!(heap.list(&self.stack[s..s + n as usize]));
+                    reg!(dst) = v;
+                }
+                Instr::MakeTuple { dst, base: b, n } => {
+                    let s = base + b as usize;
+                    let v = tri!(heap.tuple(&self.stack[s..s + n as usize]));
+                    reg!(dst) = v;
+                }
+                Instr::MakeDict { dst, n } => {
+                    let d = tri!(heap.dict(n as usize));
+                    reg!(dst) = Value::Dict(d);
+                }
+                Instr::DictSetUnique { dict, key, src } => {
+                    let Value::Dict(d) = reg!(dict) else {
+                        fail!(Error::msg("internal error: not a dict"))
+                    };
+                    let k = reg!(key);
+                    let v = reg!(src);
+                    let fresh = tri!(d.map.borrow_mut().insert(k, v));
+                    if !fresh {
+                        let mut shown = String::new();
+                        tri!(crate::format::write_repr(&mut shown, k, budget));
+                        fail!(Error::msg(format!("duplicate key: {shown}")))
+                    }
+                }
+                Instr::ListAppend { list, src } => {
+                    let Value::List(l) = reg!(list) else {
+                        fail!(Error::msg("internal error: not a list"))
+                    };
+                    let v = reg!(src);
+                    tri!(heap.push(&mut l.items.borrow_mut(), v));
+                }
+                Instr::DictSet { dict, key, src } => {
+                    let Value::Dict(d) = reg!(dict) else {
+                        fail!(Error::msg("internal error: not a dict"))
+                    };
+                    let k = reg!(key);
+                    let v = reg!(src);
+                    tri!(d.map.borrow_mut().insert(k, v));
+                }
+                Instr::MakeFunction { dst, func, base: b } => {
+                    let fcode = code.functions[func as usize];
+                    let s = base + b as usize;
+                    let nd = fcode.params.ndefaults();
+                    let defaults = tri!(heap.charge(nd * 16).map(|_| heap
+                        .bump
+                        .alloc_slice_copy(&self.stack[s..s + nd])));
+                    let mut cells = Vec::with_capacity(fcode.freevars.len());
+                    for (_, src) in fcode.freevars {
+                        let c = match *src {
+                            FreeSource::Local(r) => match reg!(r) {
+                                Value::Cell(c) => Some(c),
+                                _ => None,
+                            },
+                            FreeSource::Free(i) => self.frames[frame_idx]
+                                .func
+                                .and_then(|f| f.freevars.get(i as usize).copied()),
+                        };
+                        match c {
+                            Some(c) => cells.push(c),
+                            None => fail!(Error::msg("internal error: missing cell")),
+                        }
+                    }
+                    tri!(heap.charge(cells.len() * 8));
+                    let freevars = heap.bump.alloc_slice_copy(&cells);
+                    let f = tri!(heap.alloc(FunctionObj {
+                        code: fcode,
+                        defaults,
+                        freevars,
+                    }));
+                    reg!(dst) = Value::Function(f);
+                }
+                Instr::Load => fail!(Error::msg("load not implemented by this application")),
+                Instr::Unpack { base: b, src, n } => {
+                    let v = reg!(src);
+                    let n = n as usize;
+                    let s = base + b as usize;
+                    let items: Vec<Value<'h>> = match v {
+                        Value::Tuple(t) => t.items.to_vec(),
+                        Value::List(l) => l.items.borrow().to_vec(),
+                        Value::Dict(d) => d.map.borrow().iter().map(|(k, _)| k).collect(),
+                        Value::Range(r) => {
+                            let len = r.len();
+                            if len as u64 > n as u64 {
+                                fail!(Error::msg(format!(
+                                    "too many values to unpack (got {len}, want {n})"
+                                )))
+                            }
+                            (0..len).map(|i| Value::Int(r.at(i))).collect()
+                        }
+                        _ => fail!(Error::msg(format!(
+                            "got {} in sequence assignment",
+                            v.type_name()
+                        ))),
+                    };
+                    if items.len() > n {
+                        fail!(Error::msg(format!(
+                            "too many values to unpack (got {}, want {n})",
+                            items.len()
+                        )))
+                    }
+                    if items.len() < n {
+                        fail!(Error::msg(format!(
+                            "too few values to unpack (got {}, want {n})",
+                            items.len()
+                        )))
+                    }
+                    self.stack[s..s + n].copy_from_slice(&items);
+                }
+                Instr::Return { src } => {
+                    let v = rk!(src);
+                    let fr = match self.frames.pop() {
+                        Some(fr) => fr,
+                        None => return Err(Error::msg("internal error: no frame")),
+                    };
+                    fr.code.active.set(false);
+                    self.release_iters(fr.iters);
+                    if self.frames.len() <= stop {
+                        return Ok(v);
+                    }
+                    frame_idx = self.frames.len() - 1;
+                    let caller = &self.frames[frame_idx];
+                    code = caller.code;
+                    base = caller.base;
+                    pc = caller.pc;
+                    instrs = code.instrs;
+                    consts = code.consts;
+                    reg!(fr.ret) = v;
+                }
+            }
+        }
+    }
+}
+
+/// A string as starlark-go's `repr` quotes it.
+fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    crate::format::write_quoted(&mut out, s.as_bytes(), false);
+    out
+}
+
+/// Ends an iteration: lists and dicts may be mutated again.
+fn release(it: &IterObj<'_>) {
+    match it {
+        IterObj::List { list, .. } => list.iterating.set(list.iterating.get().saturating_sub(1)),
+        IterObj::Dict { dict, .. } => dict.iterating.set(dict.iterating.get().saturating_sub(1)),
+        _ => {}
+    }
+}
+
+/// The position an error is reported at, for callers that render it.
+pub fn error_pos(e: &Error) -> Option<Pos> {
+    match e.kind() {
+        ErrorKind::Eval { pos, .. } => *pos,
+        _ => None,
+    }
+}

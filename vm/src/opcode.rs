@@ -1,0 +1,354 @@
+//! The register bytecode: instructions, compiled functions, disassembly.
+//!
+//! Each function gets a frame of `nregs` registers: its locals first (in
+//! the resolver's slot order, parameters leading), then temporaries. Most
+//! operands are registers ([`Reg`]); operands of arithmetic and comparison
+//! may also name a constant ([`Rk`] with the high bit set), so `t += i * 2`
+//! is two instructions with no loads. Every instruction has a source
+//! position beside it in [`Code::positions`]; an error is reported there.
+
+use crate::value::Value;
+use codemode_lang::ast::Pos;
+use std::cell::Cell;
+use std::fmt::Write;
+
+/// A register of the current frame.
+pub type Reg = u16;
+
+/// A register, or a constant when the high bit is set (`RK_CONST | k`).
+pub type Rk = u16;
+
+/// The bit of an [`Rk`] operand that marks a constant.
+pub const RK_CONST: u16 = 0x8000;
+
+/// The largest register or constant index an operand can name.
+pub const MAX_OPERAND: usize = 0x7fff;
+
+/// One instruction. The comment on each variant is its effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Instr {
+    /// `r[dst] = r[src]`
+    Move { dst: Reg, src: Reg },
+    /// `r[dst] = consts[k]`
+    Const { dst: Reg, k: u16 },
+    /// Fails with "local variable NAME referenced before assignment" when
+    /// `r[reg]` is unbound (`consts[name]` is the name).
+    CheckBound { reg: Reg, name: u16 },
+    /// `r[dst] = globals[g]`, failing when it is unbound.
+    LoadGlobal { dst: Reg, g: u16 },
+    /// `globals[g] = r[src]`
+    StoreGlobal { g: u16, src: Reg },
+    /// `r[dst] = r[slot].cell`, failing when the cell is unbound.
+    LoadCell { dst: Reg, slot: Reg },
+    /// `r[slot].cell = r[src]`
+    StoreCell { slot: Reg, src: Reg },
+    /// `r[dst] = freevars[idx]`, failing when the cell is unbound.
+    LoadFree { dst: Reg, idx: u16 },
+    /// `r[dst] = a OP b` for arithmetic, bitwise and membership operators.
+    Add { dst: Reg, a: Rk, b: Rk },
+    Sub { dst: Reg, a: Rk, b: Rk },
+    Mul { dst: Reg, a: Rk, b: Rk },
+    Div { dst: Reg, a: Rk, b: Rk },
+    FloorDiv { dst: Reg, a: Rk, b: Rk },
+    Mod { dst: Reg, a: Rk, b: Rk },
+    BitAnd { dst: Reg, a: Rk, b: Rk },
+    BitOr { dst: Reg, a: Rk, b: Rk },
+    BitXor { dst: Reg, a: Rk, b: Rk },
+    Shl { dst: Reg, a: Rk, b: Rk },
+    Shr { dst: Reg, a: Rk, b: Rk },
+    In { dst: Reg, a: Rk, b: Rk },
+    NotIn { dst: Reg, a: Rk, b: Rk },
+    /// `r[dst] = a == b` and the other comparisons.
+    Eq { dst: Reg, a: Rk, b: Rk },
+    Ne { dst: Reg, a: Rk, b: Rk },
+    Lt { dst: Reg, a: Rk, b: Rk },
+    Le { dst: Reg, a: Rk, b: Rk },
+    Gt { dst: Reg, a: Rk, b: Rk },
+    Ge { dst: Reg, a: Rk, b: Rk },
+    /// `r[dst] = a += b`: lists are extended in place.
+    InplaceAdd { dst: Reg, a: Rk, b: Rk },
+    /// `r[dst] = a |= b`: dicts are updated in place.
+    InplaceOr { dst: Reg, a: Rk, b: Rk },
+    /// `r[dst] = -r[src]`
+    Neg { dst: Reg, src: Reg },
+    /// `r[dst] = +r[src]`
+    Plus { dst: Reg, src: Reg },
+    /// `r[dst] = ~r[src]`
+    Invert { dst: Reg, src: Reg },
+    /// `r[dst] = not r[src]`
+    Not { dst: Reg, src: Reg },
+    /// `pc = to`
+    Jump { to: u32 },
+    /// `if not r[cond]: pc = to`
+    JumpIfFalse { cond: Reg, to: u32 },
+    /// `if r[cond]: pc = to`
+    JumpIfTrue { cond: Reg, to: u32 },
+    /// `r[dst] = iterator over r[src]`; marks a list or dict as iterated.
+    IterStart { dst: Reg, src: Reg },
+    /// `r[dst] = next(r[iter])`, or `pc = exit` when exhausted.
+    ForIter { iter: Reg, dst: Reg, exit: u32 },
+    /// Ends the iteration of `r[iter]` (releases the iterated mark).
+    IterEnd { iter: Reg },
+    /// `r[dst] = r[base](r[base+1..])` as described by `sites[site]`.
+    Call { dst: Reg, base: Reg, site: u16 },
+    /// `r[dst] = r[base].NAME(r[base+1..])` as described by `sites[site]`.
+    CallMethod { dst: Reg, base: Reg, site: u16 },
+    /// `r[dst] = r[x].NAME` (`consts[name]`).
+    GetAttr { dst: Reg, x: Reg, name: u16 },
+    /// `r[x].NAME = r[src]`: always an error in this language.
+    SetAttr { x: Reg, name: u16, src: Reg },
+    /// `r[dst] = r[x][i]`
+    Index { dst: Reg, x: Reg, i: Rk },
+    /// `r[x][i] = r[src]`
+    SetIndex { x: Reg, i: Rk, src: Reg },
+    /// `r[dst] = r[base][r[base+1]:r[base+2]:r[base+3]]`
+    Slice { dst: Reg, base: Reg },
+    /// `r[dst] = [r[base], ..., r[base+n-1]]`
+    MakeList { dst: Reg, base: Reg, n: u16 },
+    /// `r[dst] = (r[base], ..., r[base+n-1])`
+    MakeTuple { dst: Reg, base: Reg, n: u16 },
+    /// `r[dst] = {}` with room for `n` entries.
+    MakeDict { dst: Reg, n: u16 },
+    /// `r[dict][r[key]] = r[src]`, failing if the key is present (displays).
+    DictSetUnique { dict: Reg, key: Reg, src: Reg },
+    /// `r[list].append(r[src])` (comprehensions).
+    ListAppend { list: Reg, src: Reg },
+    /// `r[dict][r[key]] = r[src]` (comprehensions).
+    DictSet { dict: Reg, key: Reg, src: Reg },
+    /// `r[dst] = function(functions[func])` with defaults `r[base..]`.
+    MakeFunction { dst: Reg, func: u16, base: Reg },
+    /// A `load` statement: always fails, as in starlark-go without a loader.
+    Load,
+    /// `r[base], ..., r[base+n-1] = r[src]`
+    Unpack { base: Reg, src: Reg, n: u16 },
+    /// Returns `src` from the frame.
+    Return { src: Rk },
+}
+
+const _: () = assert!(std::mem::size_of::<Instr>() <= 12);
+
+/// How a call passes its arguments. The callee (or receiver) is `r[base]`;
+/// then `npos` positional values, one value per name in `names`, then the
+/// `*args` value if `star`, then the `**kwargs` value if `star_star`.
+#[derive(Clone, Copy, Debug)]
+pub struct CallSite<'h> {
+    pub npos: u16,
+    pub names: &'h [&'h str],
+    pub star: bool,
+    pub star_star: bool,
+    /// For [`Instr::CallMethod`]: the method name, and the position of its
+    /// `.` where a missing attribute is reported.
+    pub method: &'h str,
+    pub attr_pos: Pos,
+}
+
+impl CallSite<'_> {
+    /// Registers used after `base` for the arguments.
+    pub fn nargs(&self) -> usize {
+        self.npos as usize + self.names.len() + self.star as usize + self.star_star as usize
+    }
+}
+
+/// Where a new closure finds each of its free variables' cells, in the
+/// frame that executes [`Instr::MakeFunction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeSource {
+    /// The cell in local slot `i`.
+    Local(Reg),
+    /// The enclosing function's own free variable `i`.
+    Free(u16),
+}
+
+/// The parameters of a function, in slot order: positional-or-named ones,
+/// then keyword-only ones, then `*args`, then `**kwargs`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Params<'h> {
+    pub names: &'h [&'h str],
+    /// Parameters that may be given by position.
+    pub npositional: u16,
+    /// Keyword-only parameters (after `*` or `*args`).
+    pub nkwonly: u16,
+    pub has_args: bool,
+    pub has_kwargs: bool,
+    /// For each positional and keyword-only parameter, whether it has a
+    /// default value (`MakeFunction` reads those from registers in order).
+    pub has_default: &'h [bool],
+    /// The register of each parameter, in the order above.
+    pub regs: &'h [Reg],
+}
+
+impl Params<'_> {
+    /// Number of parameter slots, `*args` and `**kwargs` included.
+    pub fn nslots(&self) -> usize {
+        self.npositional as usize
+            + self.nkwonly as usize
+            + self.has_args as usize
+            + self.has_kwargs as usize
+    }
+
+    /// Number of parameters with defaults.
+    pub fn ndefaults(&self) -> usize {
+        self.has_default.iter().filter(|d| **d).count()
+    }
+}
+
+/// A compiled function (or the module's top level).
+pub struct Code<'h> {
+    pub name: &'h str,
+    /// Position of the `def`/`lambda` keyword (0 for the top level).
+    pub pos: Pos,
+    /// Where starlark-go reports errors of entering the function (argument
+    /// binding, recursion): its first instruction's position.
+    pub entry_pos: Pos,
+    pub instrs: &'h [Instr],
+    /// The source position of each instruction.
+    pub positions: &'h [Pos],
+    pub consts: &'h [Value<'h>],
+    pub sites: &'h [CallSite<'h>],
+    /// Functions defined in this one, for [`Instr::MakeFunction`].
+    pub functions: &'h [&'h Code<'h>],
+    pub params: Params<'h>,
+    /// Locals (parameters first), then temporaries.
+    pub nregs: u16,
+    pub local_names: &'h [&'h str],
+    /// Local slots that hold cells.
+    pub cells: &'h [Reg],
+    /// Names of the free variables, and where the enclosing frame finds
+    /// their cells when it creates this function.
+    pub freevars: &'h [(&'h str, FreeSource)],
+    /// Whether a call of this code is on the stack: starlark-go forbids
+    /// recursion by code, not by function value.
+    pub active: Cell<bool>,
+}
+
+impl Code<'_> {
+    /// A readable listing of this function and the ones it defines, for
+    /// tests and debugging.
+    pub fn disassemble(&self) -> String {
+        let mut out = String::new();
+        self.disassemble_into(&mut out);
+        out
+    }
+
+    fn disassemble_into(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "function {} (regs {}, locals {:?}, cells {:?}, free {:?})",
+            self.name,
+            self.nregs,
+            self.local_names,
+            self.cells,
+            self.freevars.iter().map(|f| f.0).collect::<Vec<_>>()
+        );
+        for (pc, i) in self.instrs.iter().enumerate() {
+            let _ = writeln!(out, "  {pc:4}  {}", self.render(i));
+        }
+        for f in self.functions {
+            f.disassemble_into(out);
+        }
+    }
+
+    fn rk(&self, op: Rk) -> String {
+        if op & RK_CONST != 0 {
+            self.konst((op & !RK_CONST) as usize)
+        } else {
+            format!("r{op}")
+        }
+    }
+
+    fn konst(&self, k: usize) -> String {
+        match self.consts.get(k) {
+            Some(Value::None) => "None".to_string(),
+            Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
+            Some(Value::Int(i)) => i.to_string(),
+            Some(Value::Float(f)) => format!("{f:?}"),
+            Some(Value::Str(s)) => format!("{:?}", s.text),
+            Some(v) => format!("<{}>", v.type_name()),
+            None => format!("k{k}?"),
+        }
+    }
+
+    fn render(&self, i: &Instr) -> String {
+        use Instr::*;
+        let bin = |name: &str, dst: &Reg, a: &Rk, b: &Rk| {
+            format!("{name} r{dst} = {} {}", self.rk(*a), self.rk(*b))
+        };
+        match i {
+            Move { dst, src } => format!("move r{dst} = r{src}"),
+            Const { dst, k } => format!("const r{dst} = {}", self.konst(*k as usize)),
+            CheckBound { reg, name } => format!("checkbound r{reg} {}", self.konst(*name as usize)),
+            LoadGlobal { dst, g } => format!("loadglobal r{dst} = g{g}"),
+            StoreGlobal { g, src } => format!("storeglobal g{g} = r{src}"),
+            LoadCell { dst, slot } => format!("loadcell r{dst} = cell r{slot}"),
+            StoreCell { slot, src } => format!("storecell cell r{slot} = r{src}"),
+            LoadFree { dst, idx } => format!("loadfree r{dst} = free{idx}"),
+            Add { dst, a, b } => bin("add", dst, a, b),
+            Sub { dst, a, b } => bin("sub", dst, a, b),
+            Mul { dst, a, b } => bin("mul", dst, a, b),
+            Div { dst, a, b } => bin("div", dst, a, b),
+            FloorDiv { dst, a, b } => bin("floordiv", dst, a, b),
+            Mod { dst, a, b } => bin("mod", dst, a, b),
+            BitAnd { dst, a, b } => bin("bitand", dst, a, b),
+            BitOr { dst, a, b } => bin("bitor", dst, a, b),
+            BitXor { dst, a, b } => bin("bitxor", dst, a, b),
+            Shl { dst, a, b } => bin("shl", dst, a, b),
+            Shr { dst, a, b } => bin("shr", dst, a, b),
+            In { dst, a, b } => bin("in", dst, a, b),
+            NotIn { dst, a, b } => bin("notin", dst, a, b),
+            Eq { dst, a, b } => bin("eq", dst, a, b),
+            Ne { dst, a, b } => bin("ne", dst, a, b),
+            Lt { dst, a, b } => bin("lt", dst, a, b),
+            Le { dst, a, b } => bin("le", dst, a, b),
+            Gt { dst, a, b } => bin("gt", dst, a, b),
+            Ge { dst, a, b } => bin("ge", dst, a, b),
+            InplaceAdd { dst, a, b } => bin("inplaceadd", dst, a, b),
+            InplaceOr { dst, a, b } => bin("inplaceor", dst, a, b),
+            Neg { dst, src } => format!("neg r{dst} = r{src}"),
+            Plus { dst, src } => format!("plus r{dst} = r{src}"),
+            Invert { dst, src } => format!("invert r{dst} = r{src}"),
+            Not { dst, src } => format!("not r{dst} = r{src}"),
+            Jump { to } => format!("jump {to}"),
+            JumpIfFalse { cond, to } => format!("jumpiffalse r{cond} {to}"),
+            JumpIfTrue { cond, to } => format!("jumpiftrue r{cond} {to}"),
+            IterStart { dst, src } => format!("iterstart r{dst} = r{src}"),
+            ForIter { iter, dst, exit } => format!("foriter r{dst} = next r{iter} else {exit}"),
+            IterEnd { iter } => format!("iterend r{iter}"),
+            Call { dst, base, site } => {
+                let s = &self.sites[*site as usize];
+                format!(
+                    "call r{dst} = r{base}(npos {}, names {:?}, star {}, starstar {})",
+                    s.npos, s.names, s.star, s.star_star
+                )
+            }
+            CallMethod { dst, base, site } => {
+                let s = &self.sites[*site as usize];
+                format!(
+                    "callmethod r{dst} = r{base}.{}(npos {}, names {:?}, star {}, starstar {})",
+                    s.method, s.npos, s.names, s.star, s.star_star
+                )
+            }
+            GetAttr { dst, x, name } => {
+                format!("getattr r{dst} = r{x}.{}", self.konst(*name as usize))
+            }
+            SetAttr { x, name, src } => {
+                format!("setattr r{x}.{} = r{src}", self.konst(*name as usize))
+            }
+            Index { dst, x, i } => format!("index r{dst} = r{x}[{}]", self.rk(*i)),
+            SetIndex { x, i, src } => format!("setindex r{x}[{}] = r{src}", self.rk(*i)),
+            Slice { dst, base } => format!("slice r{dst} = r{base}[r{}:r{}:r{}]", base + 1, base + 2, base + 3),
+            MakeList { dst, base, n } => format!("makelist r{dst} = r{base}..+{n}"),
+            MakeTuple { dst, base, n } => format!("maketuple r{dst} = r{base}..+{n}"),
+            MakeDict { dst, n } => format!("makedict r{dst} = {{}} (room {n})"),
+            DictSetUnique { dict, key, src } => format!("dictsetunique r{dict}[r{key}] = r{src}"),
+            ListAppend { list, src } => format!("listappend r{list} += r{src}"),
+            DictSet { dict, key, src } => format!("dictset r{dict}[r{key}] = r{src}"),
+            MakeFunction { dst, func, base } => format!(
+                "makefunction r{dst} = {} defaults r{base}..",
+                self.functions[*func as usize].name
+            ),
+            Unpack { base, src, n } => format!("unpack r{base}..+{n} = r{src}"),
+            Return { src } => format!("return {}", self.rk(*src)),
+            Load => "load".to_string(),
+        }
+    }
+}

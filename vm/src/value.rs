@@ -1,0 +1,300 @@
+//! Values and the heap objects they point to.
+//!
+//! A [`Value`] is 16 bytes and `Copy`: scalars inline, everything else a
+//! shared reference into the per-execution arena ([`crate::heap::Heap`]).
+//! There is no garbage collector and no reference counting: objects live
+//! until the arena is dropped at the end of the execution. Mutable objects
+//! (lists, dicts, cells, iterators) use interior mutability and carry the
+//! frozen flag and the count of live iterators that starlark-go checks
+//! before every mutation.
+
+use crate::builtins::BuiltinFn;
+use crate::dict::DictMap;
+use crate::error::{Error, Result};
+use bumpalo::collections::Vec as BumpVec;
+use num_bigint::BigInt;
+use std::cell::{Cell, RefCell};
+
+/// A Starlark value.
+#[derive(Clone, Copy)]
+pub enum Value<'h> {
+    None,
+    Bool(bool),
+    /// An int in the i64 range: the fast path of all int arithmetic.
+    Int(i64),
+    /// An int outside the i64 range (never holds a value that fits i64).
+    BigInt(&'h BigIntObj<'h>),
+    Float(f64),
+    Str(&'h StrObj<'h>),
+    Bytes(&'h BytesObj<'h>),
+    List(&'h ListObj<'h>),
+    Tuple(&'h TupleObj<'h>),
+    Dict(&'h DictObj<'h>),
+    Range(&'h RangeObj),
+    Function(&'h FunctionObj<'h>),
+    Builtin(&'static BuiltinFn),
+    BoundMethod(&'h BoundMethodObj<'h>),
+    /// A built-in module value (`json`, `math`).
+    Module(&'static crate::builtins::ModuleDef),
+    /// A capability namespace (`records` in `records.lookup`).
+    Namespace(&'h NamespaceObj<'h>),
+    /// A callable capability (`records.lookup`).
+    Capability(&'h CapabilityObj<'h>),
+    /// Internal: a captured variable's cell. Never visible to programs.
+    Cell(&'h CellObj<'h>),
+    /// Internal: an iterator of a `for` loop. Never visible to programs.
+    Iter(&'h IterObj<'h>),
+    /// Internal: the content of a variable not yet assigned.
+    Unbound,
+}
+
+const _: () = assert!(std::mem::size_of::<Value<'static>>() == 16);
+
+impl<'h> Value<'h> {
+    /// The name `type(x)` returns.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::List(_) => "list",
+            Value::Tuple(_) => "tuple",
+            Value::Dict(_) => "dict",
+            Value::Range(_) => "range",
+            Value::Function(_) => "function",
+            Value::Builtin(_) | Value::BoundMethod(_) => "builtin_function_or_method",
+            Value::Module(_) => "module",
+            Value::Namespace(_) => "namespace",
+            Value::Capability(_) => "capability",
+            Value::Cell(_) => "cell",
+            Value::Iter(_) => "iterator",
+            Value::Unbound => "unbound",
+        }
+    }
+
+    /// Starlark truthiness.
+    pub fn truth(&self) -> bool {
+        match *self {
+            Value::None | Value::Unbound => false,
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            Value::BigInt(_) => true,
+            Value::Float(f) => f != 0.0,
+            Value::Str(s) => !s.text.is_empty(),
+            Value::Bytes(b) => !b.bytes.is_empty(),
+            Value::List(l) => !l.items.borrow().is_empty(),
+            Value::Tuple(t) => !t.items.is_empty(),
+            Value::Dict(d) => d.len() != 0,
+            Value::Range(r) => r.len() != 0,
+            _ => true,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&'h str> {
+        match *self {
+            Value::Str(s) => Some(s.text),
+            _ => None,
+        }
+    }
+}
+
+/// An arbitrary-precision int outside the i64 range, stored in the arena as
+/// base-2^32 digits (least significant first).
+pub struct BigIntObj<'h> {
+    pub negative: bool,
+    pub digits: &'h [u32],
+}
+
+impl BigIntObj<'_> {
+    /// A heap-owned copy for arithmetic (dropped after the operation).
+    pub fn to_bigint(&self) -> BigInt {
+        let sign = if self.negative {
+            num_bigint::Sign::Minus
+        } else {
+            num_bigint::Sign::Plus
+        };
+        BigInt::from_slice(sign, self.digits)
+    }
+}
+
+/// An immutable string (UTF-8 text; Starlark strings index by byte).
+pub struct StrObj<'h> {
+    pub text: &'h str,
+}
+
+/// An immutable byte string.
+pub struct BytesObj<'h> {
+    pub bytes: &'h [u8],
+}
+
+/// A mutable list.
+pub struct ListObj<'h> {
+    pub items: RefCell<BumpVec<'h, Value<'h>>>,
+    pub frozen: Cell<bool>,
+    /// Live `for` loops over this list.
+    pub iterating: Cell<u32>,
+}
+
+impl<'h> ListObj<'h> {
+    /// Fails unless the list may be mutated now; `verb` completes
+    /// starlark-go's text (`append to`, `insert into`, `clear`, ...).
+    pub fn check_mutable(&self, verb: &str) -> Result<()> {
+        if self.frozen.get() {
+            return Err(Error::msg(format!("cannot {verb} frozen list")));
+        }
+        if self.iterating.get() > 0 {
+            return Err(Error::msg(format!("cannot {verb} list during iteration")));
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.borrow().is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<Value<'h>> {
+        self.items.borrow().get(i).copied()
+    }
+}
+
+/// An immutable tuple.
+pub struct TupleObj<'h> {
+    pub items: &'h [Value<'h>],
+}
+
+/// A mutable, insertion-ordered dict.
+pub struct DictObj<'h> {
+    pub map: RefCell<DictMap<'h>>,
+    pub frozen: Cell<bool>,
+    pub iterating: Cell<u32>,
+}
+
+impl<'h> DictObj<'h> {
+    pub fn len(&self) -> usize {
+        self.map.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.borrow().is_empty()
+    }
+
+    /// Fails unless the dict may be mutated now; `verb` as for lists.
+    pub fn check_mutable(&self, verb: &str) -> Result<()> {
+        if self.frozen.get() {
+            return Err(Error::msg(format!("cannot {verb} frozen hash table")));
+        }
+        if self.iterating.get() > 0 {
+            return Err(Error::msg(format!(
+                "cannot {verb} hash table during iteration"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `range(start, stop, step)`.
+pub struct RangeObj {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+}
+
+impl RangeObj {
+    pub fn len(&self) -> i64 {
+        let (start, stop, step) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if step > 0 {
+            if start < stop {
+                (stop - start + step - 1) / step
+            } else {
+                0
+            }
+        } else if start > stop {
+            (start - stop - step - 1) / (-step)
+        } else {
+            0
+        };
+        n as i64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The i-th element, for 0 <= i < len.
+    pub fn at(&self, i: i64) -> i64 {
+        self.start + i * self.step
+    }
+}
+
+/// A Starlark function: compiled code plus its defaults and captured cells.
+pub struct FunctionObj<'h> {
+    pub code: &'h crate::opcode::Code<'h>,
+    /// Default values of the optional parameters, in parameter order.
+    pub defaults: &'h [Value<'h>],
+    /// Cells of the free variables, in `Code::freevars` order.
+    pub freevars: &'h [&'h CellObj<'h>],
+}
+
+/// A method bound to its receiver (`x.append`).
+pub struct BoundMethodObj<'h> {
+    pub receiver: Value<'h>,
+    pub method: &'static BuiltinFn,
+}
+
+/// A capability namespace: the capabilities and sub-namespaces under a
+/// dotted prefix.
+pub struct NamespaceObj<'h> {
+    /// The dotted prefix, e.g. `records` or `github.pulls`.
+    pub path: &'h str,
+    /// Attribute names in sorted order with their values.
+    pub members: RefCell<Vec<(&'h str, Value<'h>)>>,
+}
+
+impl<'h> NamespaceObj<'h> {
+    pub fn attr(&self, name: &str) -> Option<Value<'h>> {
+        let members = self.members.borrow();
+        members
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()
+            .map(|i| members[i].1)
+    }
+}
+
+/// A callable capability.
+pub struct CapabilityObj<'h> {
+    /// The dotted name, e.g. `records.lookup`.
+    pub name: &'h str,
+}
+
+/// A cell holding a captured variable.
+pub struct CellObj<'h> {
+    pub value: Cell<Value<'h>>,
+}
+
+/// The state of a `for` loop's iteration.
+pub enum IterObj<'h> {
+    Range {
+        next: Cell<i64>,
+        remaining: Cell<i64>,
+        step: i64,
+    },
+    List {
+        list: &'h ListObj<'h>,
+        index: Cell<usize>,
+    },
+    Tuple {
+        items: &'h [Value<'h>],
+        index: Cell<usize>,
+    },
+    Dict {
+        dict: &'h DictObj<'h>,
+        index: Cell<usize>,
+    },
+}

@@ -1,0 +1,367 @@
+//! Integration tests of `execute`: exact budget boundaries, host calls and
+//! their conversions, entry-point rules and error classification.
+
+use codemode_vm::{execute, Data, ExecError, Host, HostCall, LimitKind, Limits};
+use std::cell::RefCell;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A host that records calls and answers from a closure.
+struct TestHost<F: Fn(&HostCall<'_>) -> Result<Data, String>> {
+    answer: F,
+    calls: RefCell<Vec<(String, Vec<(String, Data)>)>>,
+}
+
+impl<F: Fn(&HostCall<'_>) -> Result<Data, String>> Host for TestHost<F> {
+    type Error = String;
+    fn call(&self, call: HostCall<'_>) -> Result<Data, String> {
+        self.calls
+            .borrow_mut()
+            .push((call.name.to_string(), call.args.clone()));
+        (self.answer)(&call)
+    }
+}
+
+fn host<F: Fn(&HostCall<'_>) -> Result<Data, String>>(answer: F) -> TestHost<F> {
+    TestHost {
+        answer,
+        calls: RefCell::new(Vec::new()),
+    }
+}
+
+fn run(src: &str, limits: &Limits) -> Result<Data, ExecError<String>> {
+    let h = host(|_| Ok(Data::Null));
+    execute(src, &[], &h, limits, None)
+}
+
+fn run_ok(src: &str) -> Data {
+    match run(src, &Limits::default()) {
+        Ok(d) => d,
+        Err(e) => panic!("unexpected error {e:?} for\n{src}"),
+    }
+}
+
+fn with_steps(n: u64) -> Limits {
+    Limits {
+        max_steps: n,
+        ..Limits::default()
+    }
+}
+
+/// The fewest steps with which `src` succeeds.
+fn steps_needed(src: &str) -> u64 {
+    let (mut lo, mut hi) = (0u64, 1u64 << 20);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if run(src, &with_steps(mid)).is_ok() {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+#[test]
+fn step_limit_is_exact() {
+    // Top level: makefunction, storeglobal, return = 3 instructions.
+    // main: return = 1 instruction.
+    let src = "def main():\n    return 1\n";
+    assert_eq!(steps_needed(src), 4);
+    assert!(run(src, &with_steps(4)).is_ok());
+    assert_eq!(
+        run(src, &with_steps(3)),
+        Err(ExecError::ResourceLimit(LimitKind::Steps))
+    );
+    // A loop of n iterations costs a fixed amount per iteration.
+    let loop_src = |n: u32| format!("def main():\n    t = 0\n    for i in range({n}):\n        t += i\n    return t\n");
+    let a = steps_needed(&loop_src(10));
+    let b = steps_needed(&loop_src(20));
+    let c = steps_needed(&loop_src(30));
+    assert_eq!(b - a, c - b);
+    assert_eq!((b - a) % 10, 0);
+    assert!(run(&loop_src(1000), &with_steps(steps_needed(&loop_src(1000)))).is_ok());
+}
+
+#[test]
+fn result_depth_limit_is_inclusive() {
+    let limits = |d| Limits {
+        max_value_depth: d,
+        ..Limits::default()
+    };
+    assert_eq!(run("def main():\n    return 1\n", &limits(1)), Ok(Data::Int(1)));
+    assert!(run("def main():\n    return [1]\n", &limits(2)).is_ok());
+    assert_eq!(
+        run("def main():\n    return [[1]]\n", &limits(2)),
+        Err(ExecError::ResourceLimit(LimitKind::ValueDepth))
+    );
+    assert!(run("def main():\n    return {\"a\": (1, [2])}\n", &limits(4)).is_ok());
+    assert_eq!(
+        run("def main():\n    return {\"a\": (1, [2])}\n", &limits(3)),
+        Err(ExecError::ResourceLimit(LimitKind::ValueDepth))
+    );
+}
+
+#[test]
+fn result_byte_limit_is_inclusive() {
+    // "abc" encodes as 5 bytes.
+    let limits = |b| Limits {
+        max_value_bytes: b,
+        ..Limits::default()
+    };
+    let src = "def main():\n    return \"abc\"\n";
+    assert!(run(src, &limits(5)).is_ok());
+    assert_eq!(
+        run(src, &limits(4)),
+        Err(ExecError::ResourceLimit(LimitKind::ValueBytes))
+    );
+}
+
+#[test]
+fn huge_repetition_fails_without_allocating() {
+    let start = Instant::now();
+    let r = run("def main():\n    return \"x\" * (1 << 40)\n", &Limits::default());
+    assert_eq!(r, Err(ExecError::ResourceLimit(LimitKind::HeapBytes)));
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn heap_limit_stops_growing_lists() {
+    let limits = Limits {
+        max_heap_bytes: 1 << 20,
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    let src = "def main():\n    x = []\n    for i in range(10000000):\n        x.append(i)\n    return len(x)\n";
+    assert_eq!(
+        run(src, &limits),
+        Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
+    );
+}
+
+#[test]
+fn deadline_stops_an_endless_loop_in_time() {
+    let limits = Limits {
+        max_time: Duration::from_millis(200),
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    let start = Instant::now();
+    let r = run(
+        "def main():\n    for i in range(1000000000000):\n        pass\n",
+        &limits,
+    );
+    let took = start.elapsed();
+    assert_eq!(r, Err(ExecError::ResourceLimit(LimitKind::Time)));
+    assert!(took < Duration::from_millis(220), "took {took:?}");
+    assert!(took >= Duration::from_millis(200), "took {took:?}");
+}
+
+#[test]
+fn cancellation_stops_the_program() {
+    let flag = Arc::new(AtomicBool::new(true));
+    let h = host(|_| Ok(Data::Null));
+    let limits = Limits {
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    let r = execute(
+        "def main():\n    for i in range(1000000000000):\n        pass\n",
+        &[],
+        &h,
+        &limits,
+        Some(flag),
+    );
+    assert_eq!(r, Err(ExecError::Cancelled));
+}
+
+#[test]
+fn source_limit_is_checked_first() {
+    let limits = Limits {
+        max_source_bytes: 10,
+        ..Limits::default()
+    };
+    assert_eq!(
+        run("def main():\n    return 1\n", &limits),
+        Err(ExecError::ResourceLimit(LimitKind::SourceBytes))
+    );
+}
+
+#[test]
+fn capability_calls_pass_keyword_data_and_convert_results() {
+    let h = host(|call| {
+        assert_eq!(call.name, "records.lookup");
+        Ok(Data::Map(vec![
+            ("items".into(), Data::List(vec![Data::Str("alpha".into())])),
+            ("n".into(), Data::Int(2)),
+            ("score".into(), Data::Float(1.5)),
+        ]))
+    });
+    let src = "def main():\n    r = records.lookup(key=\"a\", limit=2, opts={\"x\": [1, None]})\n    return [r[\"items\"][0], r[\"n\"] + 1, r[\"score\"]]\n";
+    let r = execute(src, &["records.lookup", "records.status"], &h, &Limits::default(), None);
+    assert_eq!(
+        r,
+        Ok(Data::List(vec![
+            Data::Str("alpha".into()),
+            Data::Int(3),
+            Data::Float(1.5)
+        ]))
+    );
+    let calls = h.calls.borrow();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].1,
+        vec![
+            ("key".to_string(), Data::Str("a".into())),
+            ("limit".to_string(), Data::Int(2)),
+            (
+                "opts".to_string(),
+                Data::Map(vec![(
+                    "x".into(),
+                    Data::List(vec![Data::Int(1), Data::Null])
+                )])
+            ),
+        ]
+    );
+}
+
+#[test]
+fn capability_calls_are_refused_at_top_level() {
+    let h = host(|_| Ok(Data::Null));
+    let src = "x = records.status()\ndef main():\n    return x\n";
+    let r = execute(src, &["records.status"], &h, &Limits::default(), None);
+    match r {
+        Err(ExecError::InvalidProgram(d)) => assert!(d.starts_with("<codemode>:1:19: "), "{d}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(h.calls.borrow().is_empty());
+}
+
+#[test]
+fn positional_capability_arguments_are_a_binding_error() {
+    let h = host(|_| Ok(Data::Null));
+    let src = "def main():\n    return records.lookup(\"a\")\n";
+    let r = execute(src, &["records.lookup"], &h, &Limits::default(), None);
+    assert!(matches!(r, Err(ExecError::InvalidArguments(_))), "{r:?}");
+    assert!(h.calls.borrow().is_empty());
+}
+
+#[test]
+fn native_call_budget_counts_calls() {
+    let h = host(|_| Ok(Data::Int(1)));
+    let limits = Limits {
+        max_native_calls: 3,
+        ..Limits::default()
+    };
+    let src = |n| format!("def main():\n    t = 0\n    for i in range({n}):\n        t += ns.one()\n    return t\n");
+    assert_eq!(execute(&src(3), &["ns.one"], &h, &limits, None), Ok(Data::Int(3)));
+    assert_eq!(
+        execute(&src(4), &["ns.one"], &h, &limits, None),
+        Err(ExecError::ResourceLimit(LimitKind::NativeCalls))
+    );
+}
+
+#[test]
+fn intermediate_bytes_are_charged_even_when_unused() {
+    // Each result "xxxxxxxx" encodes as 10 bytes.
+    let h = host(|_| Ok(Data::Str("xxxxxxxx".into())));
+    let limits = Limits {
+        max_intermediate_bytes: 30,
+        ..Limits::default()
+    };
+    let src = |n| format!("def main():\n    for i in range({n}):\n        ns.get()\n    return 0\n");
+    assert_eq!(execute(&src(3), &["ns.get"], &h, &limits, None), Ok(Data::Int(0)));
+    assert_eq!(
+        execute(&src(4), &["ns.get"], &h, &limits, None),
+        Err(ExecError::ResourceLimit(LimitKind::IntermediateBytes))
+    );
+}
+
+#[test]
+fn host_errors_pass_through_unchanged() {
+    let h = host(|_| Err("boom".to_string()));
+    let r = execute(
+        "def main():\n    return ns.f()\n",
+        &["ns.f"],
+        &h,
+        &Limits::default(),
+        None,
+    );
+    assert_eq!(r, Err(ExecError::Host("boom".to_string())));
+}
+
+#[test]
+fn host_results_over_the_limits_fail() {
+    let deep = host(|_| Ok(Data::List(vec![Data::List(vec![Data::Int(1)])])));
+    let limits = Limits {
+        max_value_depth: 2,
+        ..Limits::default()
+    };
+    assert_eq!(
+        execute("def main():\n    ns.f()\n    return 1\n", &["ns.f"], &deep, &limits, None),
+        Err(ExecError::ResourceLimit(LimitKind::ValueDepth))
+    );
+}
+
+#[test]
+fn namespaces_support_attribute_access_and_nesting() {
+    let h = host(|call| Ok(Data::Str(call.name.to_string())));
+    let src = "def main():\n    return [github.pulls.create(), github.issues.list()]\n";
+    let r = execute(
+        src,
+        &["github.pulls.create", "github.issues.list"],
+        &h,
+        &Limits::default(),
+        None,
+    );
+    assert_eq!(
+        r,
+        Ok(Data::List(vec![
+            Data::Str("github.pulls.create".into()),
+            Data::Str("github.issues.list".into())
+        ]))
+    );
+}
+
+#[test]
+fn main_must_exist_and_take_no_parameters() {
+    for src in ["x = 1\n", "def main(x):\n    return x\n", "main = 1\n", "def main(*args):\n    return 1\n"] {
+        assert!(
+            matches!(run(src, &Limits::default()), Err(ExecError::InvalidProgram(_))),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn results_must_be_json_representable() {
+    for src in [
+        "def main():\n    return 1 << 64\n",
+        "def main():\n    return float(\"nan\")\n",
+        "def main():\n    return {1: 2}\n",
+        "def main():\n    return main\n",
+    ] {
+        assert!(
+            matches!(run(src, &Limits::default()), Err(ExecError::InvalidProgram(_))),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn runtime_errors_carry_positions() {
+    // Expected text from starlark-go.
+    assert_eq!(
+        run("def main():\n    x = [1]\n    return x[5]\n", &Limits::default()),
+        Err(ExecError::InvalidProgram(
+            "<codemode>:3:13: list index 5 out of range [-1:0]".into()
+        ))
+    );
+}
+
+#[test]
+fn closures_and_frozen_globals() {
+    let src = "def make(n):\n    def add(x):\n        return x + n\n    return add\nadd2 = make(2)\ndef main():\n    return [add2(1), make(10)(5)]\n";
+    assert_eq!(run_ok(src), Data::List(vec![Data::Int(3), Data::Int(15)]));
+}
