@@ -526,15 +526,33 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         match id.binding.get() {
             Binding::Local(i) => {
                 if i as Reg != v {
-                    self.emit(Instr::Move { dst: i as Reg, src: v }, pos)?;
+                    self.emit(
+                        Instr::Move {
+                            dst: i as Reg,
+                            src: v,
+                        },
+                        pos,
+                    )?;
                 }
                 self.bound[i as usize] = true;
             }
             Binding::Cell(i) => {
-                self.emit(Instr::StoreCell { slot: i as Reg, src: v }, pos)?;
+                self.emit(
+                    Instr::StoreCell {
+                        slot: i as Reg,
+                        src: v,
+                    },
+                    pos,
+                )?;
             }
             Binding::Global(g) => {
-                self.emit(Instr::StoreGlobal { g: g as u16, src: v }, pos)?;
+                self.emit(
+                    Instr::StoreGlobal {
+                        g: g as u16,
+                        src: v,
+                    },
+                    pos,
+                )?;
             }
             b => {
                 return Err(Error::msg(format!(
@@ -771,7 +789,14 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             ExprKind::Dot { x, name, dot } => {
                 let xr = self.operand_reg(x)?;
                 let k = self.str_const(name.name)?;
-                self.emit(Instr::GetAttr { dst, x: xr, name: k }, *dot)?;
+                self.emit(
+                    Instr::GetAttr {
+                        dst,
+                        x: xr,
+                        name: k,
+                    },
+                    *dot,
+                )?;
                 Ok(())
             }
             ExprKind::Binary { op, l, r, op_pos } => match op {
@@ -787,6 +812,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     self.patch(j);
                     Ok(())
                 }
+                BinOp::Add => self.plus(e, dst),
                 _ => {
                     let a = self.operand(l)?;
                     let b = self.operand(r)?;
@@ -795,6 +821,94 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 }
             },
         }
+    }
+
+    /// A chain of `+`: like starlark-go, adjacent string literals and
+    /// adjacent bytes literals are joined at compile time (which is the only
+    /// way to add bytes), then the sum is evaluated left to right.
+    fn plus(&mut self, e: &'h Expr<'h>, dst: Reg) -> Result<()> {
+        let mut summands: Vec<(&'h Expr<'h>, Pos)> = Vec::new();
+        let mut cur = e;
+        loop {
+            match &unparen(cur).kind {
+                ExprKind::Binary {
+                    op: BinOp::Add,
+                    l,
+                    r,
+                    op_pos,
+                } => {
+                    summands.push((unparen(r), *op_pos));
+                    cur = l;
+                }
+                _ => {
+                    summands.push((unparen(cur), e.span.start));
+                    break;
+                }
+            }
+        }
+        summands.reverse();
+        // Fold runs of literals of the same kind into one constant; other
+        // summands are compiled in order, each just before its `+`.
+        let mut plan: Vec<(Option<u16>, &'h Expr<'h>, Pos)> = Vec::new();
+        let mut i = 0;
+        while i < summands.len() {
+            let (first, pos) = summands[i];
+            let is_str = matches!(first.kind, ExprKind::Literal(Literal::String(_)));
+            let is_bytes = matches!(first.kind, ExprKind::Literal(Literal::Bytes(_)));
+            if !is_str && !is_bytes {
+                plan.push((None, first, pos));
+                i += 1;
+                continue;
+            }
+            let mut joined: Vec<u8> = Vec::new();
+            let mut j = i;
+            while j < summands.len() {
+                match &summands[j].0.kind {
+                    ExprKind::Literal(Literal::String(t)) if is_str => {
+                        joined.extend_from_slice(t.as_bytes())
+                    }
+                    ExprKind::Literal(Literal::Bytes(b)) if is_bytes => joined.extend_from_slice(b),
+                    _ => break,
+                }
+                j += 1;
+            }
+            let k = if is_str {
+                let text = String::from_utf8(joined)
+                    .map_err(|_| Error::msg("internal error: bad string literal"))?;
+                let text = self.env.heap.bump.alloc_str(&text);
+                self.str_const(text)?
+            } else {
+                let v = self.env.heap.bytes(&joined)?;
+                self.konst_value(v)?
+            };
+            plan.push((Some(k), first, pos));
+            i = j;
+        }
+        let operand = |c: &mut Self, step: &(Option<u16>, &'h Expr<'h>, Pos)| match step.0 {
+            Some(k) => Ok(RK_CONST | k),
+            None => c.operand(step.1),
+        };
+        let first = operand(self, &plan[0])?;
+        if plan.len() == 1 {
+            if first & RK_CONST != 0 {
+                self.emit(Instr::Const { dst, k: first & !RK_CONST }, e.span.start)?;
+            } else if first != dst {
+                self.emit(Instr::Move { dst, src: first }, e.span.start)?;
+            }
+            return Ok(());
+        }
+        // With more than two summands the running sum lives in a temporary,
+        // so `dst` (possibly a local read by a later summand) is written last.
+        let n = plan.len();
+        let acc = if n > 2 { self.temp(e.span.start)? } else { dst };
+        let mut a = first;
+        for (k, step) in plan.iter().enumerate().skip(1) {
+            let b = operand(self, step)?;
+            let out = if k == n - 1 { dst } else { acc };
+            self.emit(Instr::Add { dst: out, a, b }, step.2)?;
+            a = acc;
+        }
+        Ok(())
     }
 
     fn load_var(&mut self, id: &'h Ident<'h>, dst: Reg) -> Result<()> {
@@ -807,7 +921,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 }
             }
             Binding::Cell(i) => {
-                self.emit(Instr::LoadCell { dst, slot: i as Reg }, pos)?;
+                self.emit(
+                    Instr::LoadCell {
+                        dst,
+                        slot: i as Reg,
+                    },
+                    pos,
+                )?;
             }
             Binding::Free(i) => {
                 self.emit(Instr::LoadFree { dst, idx: i as u16 }, pos)?;
@@ -915,8 +1035,8 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Arg::StarStar { value, .. } => star_star = Some(value),
             }
         }
-        let nargs = positional.len() + named.len() + star.is_some() as usize
-            + star_star.is_some() as usize;
+        let nargs =
+            positional.len() + named.len() + star.is_some() as usize + star_star.is_some() as usize;
         if nargs + 1 > MAX_OPERAND || self.sites.len() > MAX_OPERAND {
             return Err(too_large(lparen));
         }
@@ -985,11 +1105,19 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         for p in func.params {
             match &p.kind {
                 ParamKind::Required(id) => {
-                    let dest = if after_star { &mut kwonly } else { &mut positional };
+                    let dest = if after_star {
+                        &mut kwonly
+                    } else {
+                        &mut positional
+                    };
                     dest.push((id, None));
                 }
                 ParamKind::Optional(id, d) => {
-                    let dest = if after_star { &mut kwonly } else { &mut positional };
+                    let dest = if after_star {
+                        &mut kwonly
+                    } else {
+                        &mut positional
+                    };
                     dest.push((id, Some(d)));
                 }
                 ParamKind::Star => after_star = true,
@@ -1102,6 +1230,13 @@ fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
             }
         }
         _ => None,
+    }
+}
+
+fn unparen<'a, 'h>(e: &'a Expr<'h>) -> &'a Expr<'h> {
+    match &e.kind {
+        ExprKind::Paren(x) => unparen(x),
+        _ => e,
     }
 }
 

@@ -176,6 +176,8 @@ pub fn encoded_len_map(entries: &[(String, Data)], limit: usize) -> usize {
 pub enum ConvertError {
     /// Deeper than the depth limit.
     Depth,
+    /// Certainly larger than the byte limit.
+    Bytes,
     /// A value JSON cannot carry; the message says which.
     Unsupported(String),
     /// The deadline passed or the execution was cancelled meanwhile.
@@ -187,9 +189,8 @@ impl ConvertError {
     /// limit, anything else a binding error naming the argument.
     pub fn into_limit_or_args(self, arg: &str) -> crate::error::Error {
         match self {
-            ConvertError::Depth => {
-                crate::error::Error::limit(crate::error::LimitKind::ValueDepth)
-            }
+            ConvertError::Depth => crate::error::Error::limit(crate::error::LimitKind::ValueDepth),
+            ConvertError::Bytes => crate::error::Error::limit(crate::error::LimitKind::ValueBytes),
             ConvertError::Unsupported(m) => {
                 crate::error::Error::invalid_arguments(format!("{arg}: {m}"))
             }
@@ -257,6 +258,18 @@ fn convert(
             }
             Data::List(out)
         }
+        Value::Range(r) => {
+            // A range becomes the array of its elements, as the reference
+            // converts it; its size is known before anything is built.
+            let n = r.len();
+            if depth + 1 > max && n > 0 {
+                return Err(ConvertError::Depth);
+            }
+            if n as u64 > budget.limits.max_value_bytes as u64 {
+                return Err(ConvertError::Bytes);
+            }
+            Data::List((0..n).map(|i| Data::Int(r.at(i))).collect())
+        }
         Value::Dict(d) => {
             let map = d.map.borrow();
             let mut out = Vec::with_capacity(map.len());
@@ -267,7 +280,10 @@ fn convert(
                         k.type_name()
                     )));
                 };
-                out.push((k.text.to_string(), convert(x, depth + 1, max, budget, steps)?));
+                out.push((
+                    k.text.to_string(),
+                    convert(x, depth + 1, max, budget, steps)?,
+                ));
             }
             Data::Map(out)
         }

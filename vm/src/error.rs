@@ -32,7 +32,10 @@ pub struct Error(Box<ErrorKind>);
 pub enum ErrorKind {
     /// A runtime error: starlark-go's message, and the position of the
     /// instruction that failed once the interpreter knows it.
-    Eval { msg: String, pos: Option<Pos> },
+    Eval {
+        msg: String,
+        pos: Option<Pos>,
+    },
     Limit(LimitKind),
     Cancelled,
     /// A capability call could not be bound (e.g. positional arguments).

@@ -75,11 +75,7 @@ impl<E> fmt::Display for ExecError<E> {
 struct HostAdapter<'a, H: Host>(&'a H);
 
 impl<H: Host> DynHost for HostAdapter<'_, H> {
-    fn call(
-        &self,
-        name: &str,
-        args: Vec<(String, Data)>,
-    ) -> Result<Data, Box<dyn Any + Send>> {
+    fn call(&self, name: &str, args: Vec<(String, Data)>) -> Result<Data, Box<dyn Any + Send>> {
         self.0
             .call(HostCall { name, args })
             .map_err(|e| Box::new(e) as Box<dyn Any + Send>)
@@ -102,8 +98,7 @@ pub fn execute<H: Host>(
     let bump = Bump::new();
     let budget = Budget::new(limits.clone(), start, cancel);
     let adapter = HostAdapter(host);
-    run(source, capabilities, &adapter, &bump, &budget)
-        .map_err(|e| classify::<H::Error>(e, source))
+    run(source, capabilities, &adapter, &bump, &budget).map_err(|e| classify::<H::Error>(e, source))
 }
 
 fn run<'h>(
@@ -121,8 +116,8 @@ fn run<'h>(
         predeclared: &root_names,
         universal: universe_names,
     };
-    let module = codemode_lang::check(bump, source, &names)
-        .map_err(|d| Error::msg(d.message).at(d.pos))?;
+    let module =
+        codemode_lang::check(bump, source, &names).map_err(|d| Error::msg(d.message).at(d.pos))?;
     budget.check_time()?;
     let code = compile_module(heap, module, &roots, universe_values)?;
     let global_names: &'h [&'h str] = module.globals.get().copied().unwrap_or(&[]);
@@ -138,9 +133,7 @@ fn run<'h>(
         Some(Value::Function(_)) => {
             return Err(Error::msg("main must be a function with no parameters"))
         }
-        Some(Value::Unbound) | None => {
-            return Err(Error::msg("program does not define main"))
-        }
+        Some(Value::Unbound) | None => return Err(Error::msg("program does not define main")),
         Some(_) => return Err(Error::msg("main must be a function with no parameters")),
     };
     thread.allow_native = true;
@@ -148,6 +141,7 @@ fn run<'h>(
     let limits = &budget.limits;
     let data = data::to_data(result, limits.max_value_depth, budget).map_err(|e| match e {
         ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
+        ConvertError::Bytes => Error::limit(LimitKind::ValueBytes),
         ConvertError::Unsupported(m) => Error::msg(format!("main returned an invalid result: {m}")),
         ConvertError::Time(e) => e,
     })?;
@@ -156,6 +150,27 @@ fn run<'h>(
     }
     budget.check_time()?;
     Ok(data)
+}
+
+/// Compiles `source` against the universe and the capabilities named in
+/// `capabilities`, and returns the disassembly of its code (the top level,
+/// then every function). Errors come back rendered, as `execute` reports
+/// them.
+pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String> {
+    let bump = Bump::new();
+    let budget = Budget::new(Limits::default(), Instant::now(), None);
+    let heap = Heap::new(&bump, &budget);
+    let render = |e: Error| classify::<()>(e, source).to_string();
+    let (root_names, roots) = namespaces(heap, capabilities).map_err(render)?;
+    let (universe_names, universe_values) = builtins::universe();
+    let names = Names {
+        predeclared: &root_names,
+        universal: universe_names,
+    };
+    let module = codemode_lang::check(&bump, source, &names)
+        .map_err(|d| format!("invalid program: {}", d.render(source)))?;
+    let code = compile_module(heap, module, &roots, &universe_values).map_err(render)?;
+    Ok(code.disassemble())
 }
 
 /// Builds the namespace values of the capability roots: the sorted
@@ -190,7 +205,9 @@ fn namespaces<'h>(
                 Value::Namespace(ns)
             }
         };
-        let Value::Namespace(mut ns) = root else { continue };
+        let Value::Namespace(mut ns) = root else {
+            continue;
+        };
         let mut prefix_len = first.len();
         for (k, part) in rest.iter().enumerate() {
             prefix_len += 1 + part.len();

@@ -367,6 +367,10 @@ impl Printer<'_> {
                 }
                 out.push('}');
             }
+            Value::Elems(e) => {
+                self.write(out, e.source)?;
+                let _ = write!(out, ".{}()", e.kind.method());
+            }
             Value::Range(r) => {
                 if r.step != 1 {
                     let _ = write!(out, "range({}, {}, {})", r.start, r.stop, r.step);

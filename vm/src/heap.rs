@@ -78,6 +78,22 @@ impl<'h> Heap<'h> {
         Ok(Value::Tuple(self.bump.alloc(TupleObj { items })))
     }
 
+    /// An element view over `source` with the given elements.
+    pub fn elems(
+        &self,
+        source: Value<'h>,
+        kind: ElemsKind,
+        items: &[Value<'h>],
+    ) -> Result<Value<'h>> {
+        self.charge(size_of_val(items) + size_of::<ElemsObj>())?;
+        let items = self.bump.alloc_slice_copy(items);
+        Ok(Value::Elems(self.bump.alloc(ElemsObj {
+            source,
+            kind,
+            items,
+        })))
+    }
+
     /// A list holding a copy of `items`.
     pub fn list(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
         let mut v = self.vec_with_capacity(items.len())?;

@@ -30,7 +30,11 @@ pub const MAX_REENTRY: u32 = 64;
 /// The host as the interpreter sees it: capability calls by dotted name,
 /// with errors kept opaque until [`crate::execute`] classifies them.
 pub trait DynHost {
-    fn call(&self, name: &str, args: Vec<(String, Data)>) -> std::result::Result<Data, Box<dyn Any + Send>>;
+    fn call(
+        &self,
+        name: &str,
+        args: Vec<(String, Data)>,
+    ) -> std::result::Result<Data, Box<dyn Any + Send>>;
 }
 
 struct Frame<'h> {
@@ -83,7 +87,8 @@ impl<'h> Thread<'h> {
     /// Runs the top level of a module.
     pub fn run_toplevel(&mut self, code: &'h Code<'h>) -> Result<Value<'h>> {
         let base = self.stack.len();
-        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        self.stack
+            .resize(base + code.nregs as usize, Value::Unbound);
         self.enter(code, None, base, 0)?;
         self.run_frames()
     }
@@ -184,7 +189,8 @@ impl<'h> Thread<'h> {
             );
         }
         self.stack.truncate(base);
-        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        self.stack
+            .resize(base + code.nregs as usize, Value::Unbound);
         // starlark-go reports binding errors inside the callee, at its
         // first instruction.
         self.bind_args(func, base, positional, named)
@@ -228,7 +234,11 @@ impl<'h> Thread<'h> {
                 let has_positional_default = p.has_default[..npos].iter().any(|d| *d);
                 return Err(Error::msg(format!(
                     "function {name} accepts {}{npos} positional argument{} ({} given)",
-                    if has_positional_default { "at most " } else { "" },
+                    if has_positional_default {
+                        "at most "
+                    } else {
+                        ""
+                    },
                     if npos == 1 { "" } else { "s" },
                     positional.len()
                 )));
@@ -311,7 +321,9 @@ impl<'h> Thread<'h> {
     ) -> Result<Value<'h>> {
         match f {
             Value::Builtin(b) => self.call_builtin(b, None, positional, named),
-            Value::BoundMethod(m) => self.call_builtin(m.method, Some(m.receiver), positional, named),
+            Value::BoundMethod(m) => {
+                self.call_builtin(m.method, Some(m.receiver), positional, named)
+            }
             Value::Capability(c) => self.call_capability(c.name, positional, named),
             Value::Function(_) => self.call(f, positional, named),
             _ => Err(Error::msg(format!(
@@ -383,11 +395,13 @@ impl<'h> Thread<'h> {
     pub fn get_attr(&mut self, x: Value<'h>, name: &str) -> Result<Value<'h>> {
         match x {
             Value::Namespace(ns) => ns.attr(name).ok_or_else(|| {
-                Error::msg(format!("namespace {} has no .{name} field or method", ns.path))
+                Error::msg(format!(
+                    "namespace {} has no .{name} field or method",
+                    ns.path
+                ))
             }),
-            Value::Module(m) => builtins::module_attr(m, name).ok_or_else(|| {
-                Error::msg(format!("module has no .{name} field or method"))
-            }),
+            Value::Module(m) => builtins::module_attr(m, name)
+                .ok_or_else(|| Error::msg(format!("module has no .{name} field or method"))),
             _ => match builtins::method(x, name) {
                 Some(m) => Ok(Value::BoundMethod(self.heap.alloc(BoundMethodObj {
                     receiver: x,
@@ -424,10 +438,12 @@ impl<'h> Thread<'h> {
             match v {
                 Value::List(l) => positional.extend_from_slice(&l.items.borrow()),
                 Value::Tuple(t) => positional.extend_from_slice(t.items),
+                Value::Elems(e) => positional.extend_from_slice(e.items),
                 Value::Dict(d) => positional.extend(d.map.borrow().iter().map(|(k, _)| k)),
                 Value::Range(rg) => {
                     let n = rg.len();
-                    self.heap.charge(n as usize * std::mem::size_of::<Value>())?;
+                    self.heap
+                        .charge(n as usize * std::mem::size_of::<Value>())?;
                     positional.extend((0..n).map(|i| Value::Int(rg.at(i))));
                 }
                 _ => {
@@ -473,6 +489,10 @@ impl<'h> Thread<'h> {
             }
             Value::Tuple(t) => IterObj::Tuple {
                 items: t.items,
+                index: Cell::new(0),
+            },
+            Value::Elems(e) => IterObj::Tuple {
+                items: e.items,
                 index: Cell::new(0),
             },
             Value::Dict(d) => {
@@ -655,7 +675,9 @@ impl<'h> Thread<'h> {
                     reg!(dst) = v;
                 }
                 Instr::Add { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Add, |i: i64, j| i.checked_add(j).map(Value::Int))
+                    arith!(dst, a, b, BinOp::Add, |i: i64, j| i
+                        .checked_add(j)
+                        .map(Value::Int))
                 }
                 Instr::InplaceAdd { dst, a, b } => {
                     let x = rk!(a);
@@ -673,10 +695,14 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(ops::inplace_or(heap, x, y));
                 }
                 Instr::Sub { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i.checked_sub(j).map(Value::Int))
+                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i
+                        .checked_sub(j)
+                        .map(Value::Int))
                 }
                 Instr::Mul { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i.checked_mul(j).map(Value::Int))
+                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i
+                        .checked_mul(j)
+                        .map(Value::Int))
                 }
                 Instr::Div { dst, a, b } => arith!(dst, a, b, BinOp::Div, |_, _| None),
                 Instr::FloorDiv { dst, a, b } => {
@@ -708,13 +734,19 @@ impl<'h> Thread<'h> {
                     })
                 }
                 Instr::BitAnd { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(Value::Int(i & j)))
+                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(Value::Int(
+                        i & j
+                    )))
                 }
                 Instr::BitOr { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(Value::Int(i | j)))
+                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(Value::Int(
+                        i | j
+                    )))
                 }
                 Instr::BitXor { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(Value::Int(i ^ j)))
+                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(Value::Int(
+                        i ^ j
+                    )))
                 }
                 Instr::Shl { dst, a, b } => arith!(dst, a, b, BinOp::Shl, |_, _| None),
                 Instr::Shr { dst, a, b } => arith!(dst, a, b, BinOp::Shr, |_, _| None),
@@ -972,9 +1004,9 @@ impl<'h> Thread<'h> {
                     let fcode = code.functions[func as usize];
                     let s = base + b as usize;
                     let nd = fcode.params.ndefaults();
-                    let defaults = tri!(heap.charge(nd * 16).map(|_| heap
-                        .bump
-                        .alloc_slice_copy(&self.stack[s..s + nd])));
+                    let defaults = tri!(heap
+                        .charge(nd * 16)
+                        .map(|_| heap.bump.alloc_slice_copy(&self.stack[s..s + nd])));
                     let mut cells = Vec::with_capacity(fcode.freevars.len());
                     for (_, src) in fcode.freevars {
                         let c = match *src {
@@ -1007,6 +1039,7 @@ impl<'h> Thread<'h> {
                     let s = base + b as usize;
                     let items: Vec<Value<'h>> = match v {
                         Value::Tuple(t) => t.items.to_vec(),
+                        Value::Elems(e) => e.items.to_vec(),
                         Value::List(l) => l.items.borrow().to_vec(),
                         Value::Dict(d) => d.map.borrow().iter().map(|(k, _)| k).collect(),
                         Value::Range(r) => {

@@ -25,4 +25,4 @@ pub mod value;
 pub use budget::Limits;
 pub use data::Data;
 pub use error::LimitKind;
-pub use exec::{execute, ExecError, Host, HostCall};
+pub use exec::{disassemble, execute, ExecError, Host, HostCall};

@@ -28,101 +28,297 @@ pub const MAX_OPERAND: usize = 0x7fff;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instr {
     /// `r[dst] = r[src]`
-    Move { dst: Reg, src: Reg },
+    Move {
+        dst: Reg,
+        src: Reg,
+    },
     /// `r[dst] = consts[k]`
-    Const { dst: Reg, k: u16 },
+    Const {
+        dst: Reg,
+        k: u16,
+    },
     /// Fails with "local variable NAME referenced before assignment" when
     /// `r[reg]` is unbound (`consts[name]` is the name).
-    CheckBound { reg: Reg, name: u16 },
+    CheckBound {
+        reg: Reg,
+        name: u16,
+    },
     /// `r[dst] = globals[g]`, failing when it is unbound.
-    LoadGlobal { dst: Reg, g: u16 },
+    LoadGlobal {
+        dst: Reg,
+        g: u16,
+    },
     /// `globals[g] = r[src]`
-    StoreGlobal { g: u16, src: Reg },
+    StoreGlobal {
+        g: u16,
+        src: Reg,
+    },
     /// `r[dst] = r[slot].cell`, failing when the cell is unbound.
-    LoadCell { dst: Reg, slot: Reg },
+    LoadCell {
+        dst: Reg,
+        slot: Reg,
+    },
     /// `r[slot].cell = r[src]`
-    StoreCell { slot: Reg, src: Reg },
+    StoreCell {
+        slot: Reg,
+        src: Reg,
+    },
     /// `r[dst] = freevars[idx]`, failing when the cell is unbound.
-    LoadFree { dst: Reg, idx: u16 },
+    LoadFree {
+        dst: Reg,
+        idx: u16,
+    },
     /// `r[dst] = a OP b` for arithmetic, bitwise and membership operators.
-    Add { dst: Reg, a: Rk, b: Rk },
-    Sub { dst: Reg, a: Rk, b: Rk },
-    Mul { dst: Reg, a: Rk, b: Rk },
-    Div { dst: Reg, a: Rk, b: Rk },
-    FloorDiv { dst: Reg, a: Rk, b: Rk },
-    Mod { dst: Reg, a: Rk, b: Rk },
-    BitAnd { dst: Reg, a: Rk, b: Rk },
-    BitOr { dst: Reg, a: Rk, b: Rk },
-    BitXor { dst: Reg, a: Rk, b: Rk },
-    Shl { dst: Reg, a: Rk, b: Rk },
-    Shr { dst: Reg, a: Rk, b: Rk },
-    In { dst: Reg, a: Rk, b: Rk },
-    NotIn { dst: Reg, a: Rk, b: Rk },
+    Add {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Sub {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Mul {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Div {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    FloorDiv {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Mod {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    BitAnd {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    BitOr {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    BitXor {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Shl {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Shr {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    In {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    NotIn {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
     /// `r[dst] = a == b` and the other comparisons.
-    Eq { dst: Reg, a: Rk, b: Rk },
-    Ne { dst: Reg, a: Rk, b: Rk },
-    Lt { dst: Reg, a: Rk, b: Rk },
-    Le { dst: Reg, a: Rk, b: Rk },
-    Gt { dst: Reg, a: Rk, b: Rk },
-    Ge { dst: Reg, a: Rk, b: Rk },
+    Eq {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Ne {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Lt {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Le {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Gt {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
+    Ge {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
     /// `r[dst] = a += b`: lists are extended in place.
-    InplaceAdd { dst: Reg, a: Rk, b: Rk },
+    InplaceAdd {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
     /// `r[dst] = a |= b`: dicts are updated in place.
-    InplaceOr { dst: Reg, a: Rk, b: Rk },
+    InplaceOr {
+        dst: Reg,
+        a: Rk,
+        b: Rk,
+    },
     /// `r[dst] = -r[src]`
-    Neg { dst: Reg, src: Reg },
+    Neg {
+        dst: Reg,
+        src: Reg,
+    },
     /// `r[dst] = +r[src]`
-    Plus { dst: Reg, src: Reg },
+    Plus {
+        dst: Reg,
+        src: Reg,
+    },
     /// `r[dst] = ~r[src]`
-    Invert { dst: Reg, src: Reg },
+    Invert {
+        dst: Reg,
+        src: Reg,
+    },
     /// `r[dst] = not r[src]`
-    Not { dst: Reg, src: Reg },
+    Not {
+        dst: Reg,
+        src: Reg,
+    },
     /// `pc = to`
-    Jump { to: u32 },
+    Jump {
+        to: u32,
+    },
     /// `if not r[cond]: pc = to`
-    JumpIfFalse { cond: Reg, to: u32 },
+    JumpIfFalse {
+        cond: Reg,
+        to: u32,
+    },
     /// `if r[cond]: pc = to`
-    JumpIfTrue { cond: Reg, to: u32 },
+    JumpIfTrue {
+        cond: Reg,
+        to: u32,
+    },
     /// `r[dst] = iterator over r[src]`; marks a list or dict as iterated.
-    IterStart { dst: Reg, src: Reg },
+    IterStart {
+        dst: Reg,
+        src: Reg,
+    },
     /// `r[dst] = next(r[iter])`, or `pc = exit` when exhausted.
-    ForIter { iter: Reg, dst: Reg, exit: u32 },
+    ForIter {
+        iter: Reg,
+        dst: Reg,
+        exit: u32,
+    },
     /// Ends the iteration of `r[iter]` (releases the iterated mark).
-    IterEnd { iter: Reg },
+    IterEnd {
+        iter: Reg,
+    },
     /// `r[dst] = r[base](r[base+1..])` as described by `sites[site]`.
-    Call { dst: Reg, base: Reg, site: u16 },
+    Call {
+        dst: Reg,
+        base: Reg,
+        site: u16,
+    },
     /// `r[dst] = r[base].NAME(r[base+1..])` as described by `sites[site]`.
-    CallMethod { dst: Reg, base: Reg, site: u16 },
+    CallMethod {
+        dst: Reg,
+        base: Reg,
+        site: u16,
+    },
     /// `r[dst] = r[x].NAME` (`consts[name]`).
-    GetAttr { dst: Reg, x: Reg, name: u16 },
+    GetAttr {
+        dst: Reg,
+        x: Reg,
+        name: u16,
+    },
     /// `r[x].NAME = r[src]`: always an error in this language.
-    SetAttr { x: Reg, name: u16, src: Reg },
+    SetAttr {
+        x: Reg,
+        name: u16,
+        src: Reg,
+    },
     /// `r[dst] = r[x][i]`
-    Index { dst: Reg, x: Reg, i: Rk },
+    Index {
+        dst: Reg,
+        x: Reg,
+        i: Rk,
+    },
     /// `r[x][i] = r[src]`
-    SetIndex { x: Reg, i: Rk, src: Reg },
+    SetIndex {
+        x: Reg,
+        i: Rk,
+        src: Reg,
+    },
     /// `r[dst] = r[base][r[base+1]:r[base+2]:r[base+3]]`
-    Slice { dst: Reg, base: Reg },
+    Slice {
+        dst: Reg,
+        base: Reg,
+    },
     /// `r[dst] = [r[base], ..., r[base+n-1]]`
-    MakeList { dst: Reg, base: Reg, n: u16 },
+    MakeList {
+        dst: Reg,
+        base: Reg,
+        n: u16,
+    },
     /// `r[dst] = (r[base], ..., r[base+n-1])`
-    MakeTuple { dst: Reg, base: Reg, n: u16 },
+    MakeTuple {
+        dst: Reg,
+        base: Reg,
+        n: u16,
+    },
     /// `r[dst] = {}` with room for `n` entries.
-    MakeDict { dst: Reg, n: u16 },
+    MakeDict {
+        dst: Reg,
+        n: u16,
+    },
     /// `r[dict][r[key]] = r[src]`, failing if the key is present (displays).
-    DictSetUnique { dict: Reg, key: Reg, src: Reg },
+    DictSetUnique {
+        dict: Reg,
+        key: Reg,
+        src: Reg,
+    },
     /// `r[list].append(r[src])` (comprehensions).
-    ListAppend { list: Reg, src: Reg },
+    ListAppend {
+        list: Reg,
+        src: Reg,
+    },
     /// `r[dict][r[key]] = r[src]` (comprehensions).
-    DictSet { dict: Reg, key: Reg, src: Reg },
+    DictSet {
+        dict: Reg,
+        key: Reg,
+        src: Reg,
+    },
     /// `r[dst] = function(functions[func])` with defaults `r[base..]`.
-    MakeFunction { dst: Reg, func: u16, base: Reg },
+    MakeFunction {
+        dst: Reg,
+        func: u16,
+        base: Reg,
+    },
     /// A `load` statement: always fails, as in starlark-go without a loader.
     Load,
     /// `r[base], ..., r[base+n-1] = r[src]`
-    Unpack { base: Reg, src: Reg, n: u16 },
+    Unpack {
+        base: Reg,
+        src: Reg,
+        n: u16,
+    },
     /// Returns `src` from the frame.
-    Return { src: Rk },
+    Return {
+        src: Rk,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Instr>() <= 12);
@@ -335,7 +531,12 @@ impl Code<'_> {
             }
             Index { dst, x, i } => format!("index r{dst} = r{x}[{}]", self.rk(*i)),
             SetIndex { x, i, src } => format!("setindex r{x}[{}] = r{src}", self.rk(*i)),
-            Slice { dst, base } => format!("slice r{dst} = r{base}[r{}:r{}:r{}]", base + 1, base + 2, base + 3),
+            Slice { dst, base } => format!(
+                "slice r{dst} = r{base}[r{}:r{}:r{}]",
+                base + 1,
+                base + 2,
+                base + 3
+            ),
             MakeList { dst, base, n } => format!("makelist r{dst} = r{base}..+{n}"),
             MakeTuple { dst, base, n } => format!("maketuple r{dst} = r{base}..+{n}"),
             MakeDict { dst, n } => format!("makedict r{dst} = {{}} (room {n})"),

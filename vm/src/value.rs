@@ -40,6 +40,9 @@ pub enum Value<'h> {
     Namespace(&'h NamespaceObj<'h>),
     /// A callable capability (`records.lookup`).
     Capability(&'h CapabilityObj<'h>),
+    /// An element view of a string or bytes (`s.elems()`, `s.codepoints()`,
+    /// ...): iterable only.
+    Elems(&'h ElemsObj<'h>),
     /// Internal: a captured variable's cell. Never visible to programs.
     Cell(&'h CellObj<'h>),
     /// Internal: an iterator of a `for` loop. Never visible to programs.
@@ -64,6 +67,7 @@ impl<'h> Value<'h> {
             Value::Tuple(_) => "tuple",
             Value::Dict(_) => "dict",
             Value::Range(_) => "range",
+            Value::Elems(e) => e.kind.type_name(),
             Value::Function(_) => "function",
             Value::Builtin(_) | Value::BoundMethod(_) => "builtin_function_or_method",
             Value::Module(_) => "module",
@@ -231,6 +235,44 @@ impl RangeObj {
     pub fn at(&self, i: i64) -> i64 {
         self.start + i * self.step
     }
+}
+
+/// Which element view a [`ElemsObj`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElemsKind {
+    StrElems,
+    StrElemOrds,
+    StrCodepoints,
+    StrCodepointOrds,
+    BytesElems,
+}
+
+impl ElemsKind {
+    pub fn type_name(self) -> &'static str {
+        match self {
+            ElemsKind::StrElems | ElemsKind::StrElemOrds => "string.elems",
+            ElemsKind::StrCodepoints | ElemsKind::StrCodepointOrds => "string.codepoints",
+            ElemsKind::BytesElems => "bytes.elems",
+        }
+    }
+
+    /// The method that made the view, for `repr`.
+    pub fn method(self) -> &'static str {
+        match self {
+            ElemsKind::StrElems | ElemsKind::BytesElems => "elems",
+            ElemsKind::StrElemOrds => "elem_ords",
+            ElemsKind::StrCodepoints => "codepoints",
+            ElemsKind::StrCodepointOrds => "codepoint_ords",
+        }
+    }
+}
+
+/// An element view: the string or bytes it came from, and its elements
+/// (computed when the view is made).
+pub struct ElemsObj<'h> {
+    pub source: Value<'h>,
+    pub kind: ElemsKind,
+    pub items: &'h [Value<'h>],
 }
 
 /// A Starlark function: compiled code plus its defaults and captured cells.

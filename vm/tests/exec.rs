@@ -75,7 +75,9 @@ fn step_limit_is_exact() {
         Err(ExecError::ResourceLimit(LimitKind::Steps))
     );
     // A loop of n iterations costs a fixed amount per iteration.
-    let loop_src = |n: u32| format!("def main():\n    t = 0\n    for i in range({n}):\n        t += i\n    return t\n");
+    let loop_src = |n: u32| {
+        format!("def main():\n    t = 0\n    for i in range({n}):\n        t += i\n    return t\n")
+    };
     let a = steps_needed(&loop_src(10));
     let b = steps_needed(&loop_src(20));
     let c = steps_needed(&loop_src(30));
@@ -90,7 +92,10 @@ fn result_depth_limit_is_inclusive() {
         max_value_depth: d,
         ..Limits::default()
     };
-    assert_eq!(run("def main():\n    return 1\n", &limits(1)), Ok(Data::Int(1)));
+    assert_eq!(
+        run("def main():\n    return 1\n", &limits(1)),
+        Ok(Data::Int(1))
+    );
     assert!(run("def main():\n    return [1]\n", &limits(2)).is_ok());
     assert_eq!(
         run("def main():\n    return [[1]]\n", &limits(2)),
@@ -121,7 +126,10 @@ fn result_byte_limit_is_inclusive() {
 #[test]
 fn huge_repetition_fails_without_allocating() {
     let start = Instant::now();
-    let r = run("def main():\n    return \"x\" * (1 << 40)\n", &Limits::default());
+    let r = run(
+        "def main():\n    return \"x\" * (1 << 40)\n",
+        &Limits::default(),
+    );
     assert_eq!(r, Err(ExecError::ResourceLimit(LimitKind::HeapBytes)));
     assert!(start.elapsed() < Duration::from_secs(1));
 }
@@ -199,7 +207,13 @@ fn capability_calls_pass_keyword_data_and_convert_results() {
         ]))
     });
     let src = "def main():\n    r = records.lookup(key=\"a\", limit=2, opts={\"x\": [1, None]})\n    return [r[\"items\"][0], r[\"n\"] + 1, r[\"score\"]]\n";
-    let r = execute(src, &["records.lookup", "records.status"], &h, &Limits::default(), None);
+    let r = execute(
+        src,
+        &["records.lookup", "records.status"],
+        &h,
+        &Limits::default(),
+        None,
+    );
     assert_eq!(
         r,
         Ok(Data::List(vec![
@@ -254,8 +268,13 @@ fn native_call_budget_counts_calls() {
         max_native_calls: 3,
         ..Limits::default()
     };
-    let src = |n| format!("def main():\n    t = 0\n    for i in range({n}):\n        t += ns.one()\n    return t\n");
-    assert_eq!(execute(&src(3), &["ns.one"], &h, &limits, None), Ok(Data::Int(3)));
+    let src = |n| {
+        format!("def main():\n    t = 0\n    for i in range({n}):\n        t += ns.one()\n    return t\n")
+    };
+    assert_eq!(
+        execute(&src(3), &["ns.one"], &h, &limits, None),
+        Ok(Data::Int(3))
+    );
     assert_eq!(
         execute(&src(4), &["ns.one"], &h, &limits, None),
         Err(ExecError::ResourceLimit(LimitKind::NativeCalls))
@@ -270,8 +289,12 @@ fn intermediate_bytes_are_charged_even_when_unused() {
         max_intermediate_bytes: 30,
         ..Limits::default()
     };
-    let src = |n| format!("def main():\n    for i in range({n}):\n        ns.get()\n    return 0\n");
-    assert_eq!(execute(&src(3), &["ns.get"], &h, &limits, None), Ok(Data::Int(0)));
+    let src =
+        |n| format!("def main():\n    for i in range({n}):\n        ns.get()\n    return 0\n");
+    assert_eq!(
+        execute(&src(3), &["ns.get"], &h, &limits, None),
+        Ok(Data::Int(0))
+    );
     assert_eq!(
         execute(&src(4), &["ns.get"], &h, &limits, None),
         Err(ExecError::ResourceLimit(LimitKind::IntermediateBytes))
@@ -299,7 +322,13 @@ fn host_results_over_the_limits_fail() {
         ..Limits::default()
     };
     assert_eq!(
-        execute("def main():\n    ns.f()\n    return 1\n", &["ns.f"], &deep, &limits, None),
+        execute(
+            "def main():\n    ns.f()\n    return 1\n",
+            &["ns.f"],
+            &deep,
+            &limits,
+            None
+        ),
         Err(ExecError::ResourceLimit(LimitKind::ValueDepth))
     );
 }
@@ -326,9 +355,17 @@ fn namespaces_support_attribute_access_and_nesting() {
 
 #[test]
 fn main_must_exist_and_take_no_parameters() {
-    for src in ["x = 1\n", "def main(x):\n    return x\n", "main = 1\n", "def main(*args):\n    return 1\n"] {
+    for src in [
+        "x = 1\n",
+        "def main(x):\n    return x\n",
+        "main = 1\n",
+        "def main(*args):\n    return 1\n",
+    ] {
         assert!(
-            matches!(run(src, &Limits::default()), Err(ExecError::InvalidProgram(_))),
+            matches!(
+                run(src, &Limits::default()),
+                Err(ExecError::InvalidProgram(_))
+            ),
             "{src}"
         );
     }
@@ -343,7 +380,10 @@ fn results_must_be_json_representable() {
         "def main():\n    return main\n",
     ] {
         assert!(
-            matches!(run(src, &Limits::default()), Err(ExecError::InvalidProgram(_))),
+            matches!(
+                run(src, &Limits::default()),
+                Err(ExecError::InvalidProgram(_))
+            ),
             "{src}"
         );
     }
@@ -353,7 +393,10 @@ fn results_must_be_json_representable() {
 fn runtime_errors_carry_positions() {
     // Expected text from starlark-go.
     assert_eq!(
-        run("def main():\n    x = [1]\n    return x[5]\n", &Limits::default()),
+        run(
+            "def main():\n    x = [1]\n    return x[5]\n",
+            &Limits::default()
+        ),
         Err(ExecError::InvalidProgram(
             "<codemode>:3:13: list index 5 out of range [-1:0]".into()
         ))

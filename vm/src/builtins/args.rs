@@ -1,0 +1,374 @@
+//! Argument unpacking and iteration shared by all builtins.
+//!
+//! starlark-go's builtins check their arguments with `UnpackArgs` (named
+//! parameters, keywords allowed) or `UnpackPositionalArgs` (positional
+//! only), and programs see those functions' exact error texts. [`unpack`]
+//! and [`positional`] reproduce them (in the wording of the reference
+//! binary, which quotes keyword names), and the `want_*` converters give
+//! the per-argument texts (`got int, want string`). [`for_each`] and
+//! [`collect`] walk the iterable values (lists, tuples, dict keys, ranges;
+//! not strings) with the live-iteration marks starlark-go sets, checking
+//! the deadline as they go.
+
+use super::Args;
+use crate::budget::Budget;
+use crate::error::{Error, Result};
+use crate::heap::Heap;
+use crate::value::{ElemsObj, TupleObj, Value};
+use bumpalo::collections::Vec as BumpVec;
+
+/// Items walked between two deadline checks.
+pub const CHECK_EVERY: usize = 1024;
+
+/// The arguments of an `UnpackArgs`-style call, by parameter.
+pub struct Unpacked<'h, const N: usize> {
+    fname: &'static str,
+    names: [&'static str; N],
+    vals: [Option<Value<'h>>; N],
+    by_keyword: [bool; N],
+}
+
+/// starlark-go's `UnpackArgs`: binds positional and keyword arguments to
+/// the parameters `names`, of which the first `required` are mandatory.
+pub fn unpack<'h, const N: usize>(
+    fname: &'static str,
+    args: &Args<'h, '_>,
+    names: [&'static str; N],
+    required: usize,
+) -> Result<Unpacked<'h, N>> {
+    unpack_from(fname, args.positional, args.named, names, required)
+}
+
+/// [`unpack`] over explicit argument lists (for builtins that take some
+/// arguments apart first, like `fail`'s `*args`).
+pub fn unpack_from<'h, const N: usize>(
+    fname: &'static str,
+    positional: &[Value<'h>],
+    named: &[(&'h str, Value<'h>)],
+    names: [&'static str; N],
+    required: usize,
+) -> Result<Unpacked<'h, N>> {
+    if positional.len() > N {
+        return Err(Error::msg(format!(
+            "{fname}: got {} arguments, want at most {N}",
+            positional.len()
+        )));
+    }
+    let mut vals = [None; N];
+    let mut by_keyword = [false; N];
+    for (i, v) in positional.iter().enumerate() {
+        vals[i] = Some(*v);
+    }
+    for (k, v) in named {
+        let Some(i) = names.iter().position(|n| n == k) else {
+            return Err(Error::msg(format!(
+                "{fname}: unexpected keyword argument \"{k}\""
+            )));
+        };
+        if vals[i].is_some() {
+            return Err(Error::msg(format!(
+                "{fname}: got multiple values for keyword argument \"{k}\""
+            )));
+        }
+        vals[i] = Some(*v);
+        by_keyword[i] = true;
+    }
+    for i in positional.len()..required.min(N) {
+        if vals[i].is_none() {
+            return Err(Error::msg(format!(
+                "{fname}: missing argument for {}",
+                names[i]
+            )));
+        }
+    }
+    Ok(Unpacked {
+        fname,
+        names,
+        vals,
+        by_keyword,
+    })
+}
+
+impl<'h, const N: usize> Unpacked<'h, N> {
+    /// The argument of parameter `i`, if given.
+    pub fn get(&self, i: usize) -> Option<Value<'h>> {
+        self.vals[i]
+    }
+
+    /// Wraps a conversion error of parameter `i` as starlark-go does: the
+    /// name is quoted when the argument came by keyword.
+    pub fn err(&self, i: usize, msg: String) -> Error {
+        let name = self.names[i];
+        if self.by_keyword[i] {
+            Error::msg(format!("{}: for parameter \"{name}\": {msg}", self.fname))
+        } else {
+            Error::msg(format!("{}: for parameter {name}: {msg}", self.fname))
+        }
+    }
+
+    /// Converts parameter `i` (if given) with `f`.
+    pub fn conv<T>(
+        &self,
+        i: usize,
+        f: impl FnOnce(Value<'h>) -> std::result::Result<T, String>,
+    ) -> Result<Option<T>> {
+        match self.vals[i] {
+            None => Ok(None),
+            Some(v) => f(v).map(Some).map_err(|m| self.err(i, m)),
+        }
+    }
+}
+
+/// starlark-go's `UnpackPositionalArgs` count checks: no keywords, between
+/// `min` and `max` positional arguments.
+pub fn positional<'h, 'a>(
+    fname: &str,
+    args: &Args<'h, 'a>,
+    min: usize,
+    max: usize,
+) -> Result<&'a [Value<'h>]> {
+    if !args.named.is_empty() {
+        return Err(Error::msg(format!("{fname}: unexpected keyword arguments")));
+    }
+    let n = args.positional.len();
+    if n < min {
+        let atleast = if min < max { "at least " } else { "" };
+        return Err(Error::msg(format!(
+            "{fname}: got {n} arguments, want {atleast}{min}"
+        )));
+    }
+    if n > max {
+        let atmost = if max > min { "at most " } else { "" };
+        return Err(Error::msg(format!(
+            "{fname}: got {n} arguments, want {atmost}{max}"
+        )));
+    }
+    Ok(args.positional)
+}
+
+/// The error of converting positional argument `i` (0-based).
+pub fn pos_err(fname: &str, i: usize, msg: String) -> Error {
+    Error::msg(format!("{fname}: for parameter {}: {msg}", i + 1))
+}
+
+/// Converts positional argument `i` with `f`, wrapping its error.
+pub fn pos<'h, T>(
+    fname: &str,
+    args: &[Value<'h>],
+    i: usize,
+    f: impl FnOnce(Value<'h>) -> std::result::Result<T, String>,
+) -> Result<Option<T>> {
+    match args.get(i) {
+        None => Ok(None),
+        Some(v) => f(*v).map(Some).map_err(|m| pos_err(fname, i, m)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Converters: the per-argument checks of starlark-go's `UnpackArg`.
+
+pub fn want_str<'h>(v: Value<'h>) -> std::result::Result<&'h str, String> {
+    match v {
+        Value::Str(s) => Ok(s.text),
+        _ => Err(format!("got {}, want string", v.type_name())),
+    }
+}
+
+pub fn want_bool(v: Value<'_>) -> std::result::Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        _ => Err(format!("got {}, want bool", v.type_name())),
+    }
+}
+
+/// A Go `int` (64 bits) as `AsInt` checks it.
+pub fn want_int(v: Value<'_>) -> std::result::Result<i64, String> {
+    match v {
+        Value::Int(i) => Ok(i),
+        Value::BigInt(b) => Err(format!(
+            "{} out of range (want value in signed 64-bit range)",
+            b.to_bigint()
+        )),
+        _ => Err(format!("got {}, want int", v.type_name())),
+    }
+}
+
+pub fn want_iterable<'h>(v: Value<'h>) -> std::result::Result<Value<'h>, String> {
+    if is_iterable(v) {
+        Ok(v)
+    } else {
+        Err(format!("got {}, want iterable", v.type_name()))
+    }
+}
+
+pub fn want_callable<'h>(v: Value<'h>) -> std::result::Result<Value<'h>, String> {
+    match v {
+        Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Capability(_) => {
+            Ok(v)
+        }
+        _ => Err(format!("got {}, want callable", v.type_name())),
+    }
+}
+
+/// Any value.
+pub fn any(v: Value<'_>) -> std::result::Result<Value<'_>, String> {
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------
+// Iteration
+
+/// Whether `for x in v` works: strings and bytes are not iterable.
+pub fn is_iterable(v: Value<'_>) -> bool {
+    matches!(
+        v,
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Range(_) | Value::Elems(_)
+    )
+}
+
+/// The number of items an iterable yields.
+pub fn iter_len(v: Value<'_>) -> usize {
+    match v {
+        Value::List(l) => l.len(),
+        Value::Tuple(t) => t.items.len(),
+        Value::Elems(e) => e.items.len(),
+        Value::Dict(d) => d.len(),
+        Value::Range(r) => usize::try_from(r.len()).unwrap_or(usize::MAX),
+        _ => 0,
+    }
+}
+
+/// Clears the live-iteration mark of a list or dict when dropped, so that
+/// an error or early exit never leaves the value locked.
+struct IterMark<'h>(Value<'h>);
+
+impl<'h> IterMark<'h> {
+    fn new(v: Value<'h>) -> IterMark<'h> {
+        match v {
+            Value::List(l) => l.iterating.set(l.iterating.get() + 1),
+            Value::Dict(d) => d.iterating.set(d.iterating.get() + 1),
+            _ => {}
+        }
+        IterMark(v)
+    }
+}
+
+impl Drop for IterMark<'_> {
+    fn drop(&mut self) {
+        match self.0 {
+            Value::List(l) => l.iterating.set(l.iterating.get().saturating_sub(1)),
+            Value::Dict(d) => d.iterating.set(d.iterating.get().saturating_sub(1)),
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f(index, item)` for each item of the iterable `v` until it
+/// returns `false`. While it runs, a list or dict `v` counts as being
+/// iterated (mutating it fails), as in starlark-go. No borrow of `v` is
+/// held across `f`, so `f` may call back into Starlark.
+pub fn for_each<'h>(
+    budget: &Budget,
+    v: Value<'h>,
+    mut f: impl FnMut(usize, Value<'h>) -> Result<bool>,
+) -> Result<()> {
+    let _mark = IterMark::new(v);
+    let tick = |i: usize| {
+        if i % CHECK_EVERY == CHECK_EVERY - 1 {
+            budget.check_time()
+        } else {
+            Ok(())
+        }
+    };
+    match v {
+        Value::List(l) => {
+            let mut i = 0;
+            while let Some(x) = l.get(i) {
+                if !f(i, x)? {
+                    break;
+                }
+                tick(i)?;
+                i += 1;
+            }
+        }
+        Value::Tuple(TupleObj { items }) | Value::Elems(ElemsObj { items, .. }) => {
+            for (i, x) in items.iter().enumerate() {
+                if !f(i, *x)? {
+                    break;
+                }
+                tick(i)?;
+            }
+        }
+        Value::Dict(d) => {
+            let mut pos = 0;
+            let mut i = 0;
+            loop {
+                let entry = d.map.borrow().entry_at(pos);
+                let Some(entry) = entry else { break };
+                pos += 1;
+                if let Some((k, _)) = entry {
+                    if !f(i, k)? {
+                        break;
+                    }
+                    tick(i)?;
+                    i += 1;
+                }
+            }
+        }
+        Value::Range(r) => {
+            let n = r.len();
+            for k in 0..n {
+                let i = k as usize;
+                if !f(i, Value::Int(r.at(k)))? {
+                    break;
+                }
+                tick(i)?;
+            }
+        }
+        _ => {
+            return Err(Error::msg(format!(
+                "{} value is not iterable",
+                v.type_name()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The items of the iterable `v` in a new arena vector, charged first.
+pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>>> {
+    let n = iter_len(v);
+    let mut out = heap.vec_with_capacity(n)?;
+    match v {
+        Value::List(l) => out.extend_from_slice(&l.items.borrow()),
+        Value::Tuple(t) => out.extend_from_slice(t.items),
+        Value::Elems(e) => out.extend_from_slice(e.items),
+        Value::Dict(d) => out.extend(d.map.borrow().iter().map(|(k, _)| k)),
+        Value::Range(r) => {
+            let mut k = 0;
+            while k < r.len() {
+                let end = (k + (1 << 16)).min(r.len());
+                out.extend((k..end).map(|i| Value::Int(r.at(i))));
+                k = end;
+                heap.budget.check_time()?;
+            }
+        }
+        _ => {
+            return Err(Error::msg(format!(
+                "{} value is not iterable",
+                v.type_name()
+            )))
+        }
+    }
+    Ok(out)
+}
+
+/// Checks the deadline every [`CHECK_EVERY`] steps of a loop at `i`.
+#[inline]
+pub fn tick(budget: &Budget, i: usize) -> Result<()> {
+    if i % CHECK_EVERY == CHECK_EVERY - 1 {
+        budget.check_time()
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,128 @@
+//! `str.format`: replacement fields `{}`, `{0}`, `{name}` with the
+//! conversions `!s` and `!r`, and `{{`/`}}` escapes. Like starlark-go,
+//! there are no format specs, attribute or index syntax, or nested
+//! fields; each is refused with starlark-go's text.
+
+use super::string::{recv, write_str};
+use super::Args;
+use crate::error::{Error, LimitKind, Result};
+use crate::format;
+use crate::interp::Thread;
+use crate::value::Value;
+
+/// Appends `lit` with `}}` read as `}`, refusing a lone `}`.
+fn literal(out: &mut String, mut lit: &str) -> Result<()> {
+    while let Some(j) = lit.find('}') {
+        if lit.as_bytes().get(j + 1) != Some(&b'}') {
+            return Err(Error::msg("format: single '}' in format"));
+        }
+        out.push_str(&lit[..=j]);
+        lit = &lit[j + 2..];
+    }
+    out.push_str(lit);
+    Ok(())
+}
+
+/// starlark-go's `decimal`: all ASCII digits, without overflow.
+fn decimal(s: &str) -> Option<usize> {
+    let mut x: usize = 0;
+    for b in s.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        x = x.checked_mul(10)?.checked_add((b - b'0') as usize)?;
+    }
+    Some(x)
+}
+
+pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    let mut fmt = recv(a)?;
+    let args = a.positional;
+    let (mut auto, mut manual) = (false, false);
+    let mut index = 0;
+    let mut out = String::with_capacity(fmt.len());
+    let max = th.budget.limits.max_heap_bytes;
+    loop {
+        if out.len() > max {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        let Some(i) = fmt.find('{') else {
+            literal(&mut out, fmt)?;
+            break;
+        };
+        literal(&mut out, &fmt[..i])?;
+        if fmt.as_bytes().get(i + 1) == Some(&b'{') {
+            out.push('{');
+            fmt = &fmt[i + 2..];
+            continue;
+        }
+        fmt = &fmt[i + 1..];
+        let Some(close) = fmt.find('}') else {
+            return Err(Error::msg("format: unmatched '{' in format"));
+        };
+        let field = &fmt[..close];
+        fmt = &fmt[close + 1..];
+        let (name, conv, spec) = match field.split_once('!') {
+            None => match field.split_once(':') {
+                None => (field, "s", ""),
+                Some((n, s)) => (n, "s", s),
+            },
+            Some((n, rest)) => match rest.split_once(':') {
+                None => (n, rest, ""),
+                Some((c, s)) => (n, c, s),
+            },
+        };
+        let arg = if name.is_empty() {
+            if manual {
+                return Err(Error::msg("format: cannot switch from manual field specification to automatic field numbering"));
+            }
+            auto = true;
+            let Some(v) = args.get(index) else {
+                return Err(Error::msg("format: tuple index out of range"));
+            };
+            index += 1;
+            *v
+        } else if let Some(num) = decimal(name) {
+            if auto {
+                return Err(Error::msg("format: cannot switch from automatic field numbering to manual field specification"));
+            }
+            manual = true;
+            match args.get(num) {
+                Some(v) => *v,
+                None => return Err(Error::msg("format: tuple index out of range")),
+            }
+        } else {
+            match a.named.iter().find(|(k, _)| *k == name) {
+                Some((_, v)) => *v,
+                None => {
+                    return Err(Error::msg(if name.contains('.') {
+                        format!("format: attribute syntax x.y is not supported in replacement fields: {name}")
+                    } else if name.contains('[') {
+                        format!("format: element syntax a[i] is not supported in replacement fields: {name}")
+                    } else if name.contains('{') {
+                        "format: nested replacement fields not supported".to_string()
+                    } else {
+                        format!("format: keyword {name} not found")
+                    }))
+                }
+            }
+        };
+        if !spec.is_empty() {
+            return Err(Error::msg(format!(
+                "format spec features not supported in replacement fields: {spec}"
+            )));
+        }
+        match conv {
+            "s" => write_str(&mut out, arg, th)?,
+            "r" => format::write_repr(&mut out, arg, th.budget)?,
+            _ => {
+                let mut q = String::new();
+                format::write_quoted(&mut q, conv.as_bytes(), false);
+                return Err(Error::msg(format!("format: unknown conversion {q}")));
+            }
+        }
+    }
+    let mut b = th.heap.string_builder(out.len())?;
+    b.push_str(&out);
+    th.heap.finish_str(b)
+}

@@ -1,0 +1,851 @@
+//! The `json` module, as starlark-go's `lib/json`: `encode`, `decode` and
+//! `indent` (`encode_indent` is not in the surface).
+//!
+//! `encode` writes compact JSON with sorted dict keys, quoting strings of
+//! printable ASCII like Go's `strconv.Quote` and others like Go's
+//! `json.Marshal`. `decode` follows starlark-go's hand-written parser
+//! (ints of any size, floats when the number has `.`, `e` or `E`), with
+//! Go's `json.Unmarshal` rules for escaped strings. `indent` re-indents
+//! like Go's `json.Indent`, with the messages of Go's JSON scanner.
+//! Nesting is bounded by [`MAX_DEPTH`] so no input can exhaust the Rust
+//! stack, and long inputs check the deadline.
+
+use super::args::{self, positional, unpack, unpack_from};
+use super::{Args, BuiltinFn, ModuleDef, ModuleMember};
+use crate::error::{Error, LimitKind, Result};
+use crate::format;
+use crate::interp::Thread;
+use crate::value::Value;
+use num_bigint::BigInt;
+use std::fmt::Write;
+
+/// The deepest nesting `encode`, `decode` and `indent` accept.
+pub const MAX_DEPTH: usize = 512;
+
+static ENCODE: BuiltinFn = BuiltinFn {
+    name: "json.encode",
+    call: encode,
+};
+static DECODE: BuiltinFn = BuiltinFn {
+    name: "json.decode",
+    call: decode,
+};
+static INDENT: BuiltinFn = BuiltinFn {
+    name: "json.indent",
+    call: indent,
+};
+
+/// The `json` module value.
+pub static MODULE: ModuleDef = ModuleDef {
+    name: "json",
+    members: &[
+        ("decode", ModuleMember::Function(&DECODE)),
+        ("encode", ModuleMember::Function(&ENCODE)),
+        ("indent", ModuleMember::Function(&INDENT)),
+    ],
+};
+
+// ---------------------------------------------------------------------------
+// encode
+
+/// Appends `s` as a JSON string.
+fn quote(out: &mut String, s: &str) {
+    let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+    out.push('"');
+    if printable_ascii {
+        // Go's strconv.Quote: only `"`, `\` and DEL need escapes here.
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\x7f' => out.push_str("\\x7f"),
+                _ => out.push(c),
+            }
+        }
+    } else {
+        // Go's json.Marshal (HTML-safe).
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\x08' => out.push_str("\\b"),
+                '\x0c' => out.push_str("\\f"),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+    out.push('"');
+}
+
+struct Encoder<'b> {
+    budget: &'b crate::budget::Budget,
+    out: String,
+    /// Addresses of the containers being encoded, to detect cycles.
+    path: Vec<usize>,
+    steps: usize,
+}
+
+impl Encoder<'_> {
+    fn emit(&mut self, x: Value<'_>) -> Result<()> {
+        self.steps += 1;
+        args::tick(self.budget, self.steps)?;
+        if self.out.len() > self.budget.limits.max_heap_bytes {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        let addr = match x {
+            Value::List(l) => Some(l as *const _ as usize),
+            Value::Dict(d) => Some(d as *const _ as usize),
+            Value::Tuple(t) => Some(t.items.as_ptr() as usize),
+            _ => None,
+        };
+        if let Some(a) = addr {
+            if self.path.contains(&a) {
+                return Err(Error::msg("cycle in JSON structure"));
+            }
+            if self.path.len() >= MAX_DEPTH {
+                return Err(Error::msg("nesting too deep"));
+            }
+            self.path.push(a);
+        }
+        let r = self.emit_inner(x);
+        if addr.is_some() {
+            self.path.pop();
+        }
+        r
+    }
+
+    fn emit_inner(&mut self, x: Value<'_>) -> Result<()> {
+        match x {
+            Value::None => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(self.out, "{i}");
+            }
+            Value::BigInt(b) => format::write_bigint(&mut self.out, b, self.budget)?,
+            Value::Float(f) => {
+                if !f.is_finite() {
+                    return Err(Error::msg(format!(
+                        "cannot encode non-finite float {}",
+                        format::float_str(f)
+                    )));
+                }
+                format::write_float(&mut self.out, f, b'g');
+            }
+            Value::Str(s) => quote(&mut self.out, s.text),
+            Value::Dict(d) => {
+                let mut items: Vec<(&str, Value<'_>)> = Vec::with_capacity(d.len());
+                for (k, v) in d.map.borrow().iter() {
+                    match k {
+                        Value::Str(s) => items.push((s.text, v)),
+                        _ => {
+                            return Err(Error::msg(format!(
+                                "dict has {} key, want string",
+                                k.type_name()
+                            )))
+                        }
+                    }
+                }
+                items.sort_by(|a, b| a.0.cmp(b.0));
+                self.out.push('{');
+                for (i, (k, v)) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    quote(&mut self.out, k);
+                    self.out.push(':');
+                    self.emit(v).map_err(|e| {
+                        let mut key = String::new();
+                        format::write_quoted(&mut key, k.as_bytes(), false);
+                        e.prefixed(&format!("in dict key {key}: "))
+                    })?;
+                }
+                self.out.push('}');
+            }
+            Value::List(_) | Value::Tuple(_) | Value::Range(_) => {
+                self.out.push('[');
+                let items: Vec<Value<'_>> = match x {
+                    Value::List(l) => l.items.borrow().to_vec(),
+                    Value::Tuple(t) => t.items.to_vec(),
+                    Value::Range(r) => {
+                        let n = r.len();
+                        self.budget
+                            .charge_heap(n as usize * std::mem::size_of::<Value>())?;
+                        (0..n).map(|k| Value::Int(r.at(k))).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                for (i, v) in items.into_iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.emit(v)
+                        .map_err(|e| e.prefixed(&format!("at {} index {i}: ", x.type_name())))?;
+                }
+                self.out.push(']');
+            }
+            _ => {
+                return Err(Error::msg(format!(
+                    "cannot encode {} as JSON",
+                    x.type_name()
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    let p = positional("json.encode", a, 1, 1)?;
+    let mut enc = Encoder {
+        budget: th.budget,
+        out: String::new(),
+        path: Vec::new(),
+        steps: 0,
+    };
+    enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
+    th.heap.str(&enc.out)
+}
+
+// ---------------------------------------------------------------------------
+// decode
+
+/// Go's `%q` of a byte (as a rune), used in starlark-go's messages.
+fn go_char(b: u8) -> String {
+    let c = b as char;
+    match c {
+        '\'' => "'\\''".to_string(),
+        '\x07' => "'\\a'".to_string(),
+        '\x08' => "'\\b'".to_string(),
+        '\x0c' => "'\\f'".to_string(),
+        '\n' => "'\\n'".to_string(),
+        '\r' => "'\\r'".to_string(),
+        '\t' => "'\\t'".to_string(),
+        '\x0b' => "'\\v'".to_string(),
+        '\\' => "'\\\\'".to_string(),
+        _ if b < 0x20 || b == 0x7f => format!("'\\x{b:02x}'"),
+        _ if (0x80..0xa0).contains(&b) || b == 0xad => format!("'\\u{:04x}'", b),
+        _ => format!("'{c}'"),
+    }
+}
+
+/// A failure of the parser (answered by `default` when given), or an
+/// error that must propagate (budgets).
+enum Fail {
+    Syntax(String),
+    Hard(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        Fail::Hard(e)
+    }
+}
+
+struct Decoder<'h, 't> {
+    th: &'t Thread<'h>,
+    s: &'h str,
+    i: usize,
+    steps: usize,
+}
+
+type D<T> = std::result::Result<T, Fail>;
+
+fn fail<T>(msg: String) -> D<T> {
+    Err(Fail::Syntax(msg))
+}
+
+impl<'h> Decoder<'h, '_> {
+    fn skip_space(&mut self) -> bool {
+        let b = self.s.as_bytes();
+        while self.i < b.len() {
+            if !matches!(b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+                return true;
+            }
+            self.i += 1;
+        }
+        false
+    }
+
+    fn next(&mut self) -> D<u8> {
+        if self.skip_space() {
+            Ok(self.s.as_bytes()[self.i])
+        } else {
+            fail("unexpected end of file".into())
+        }
+    }
+
+    fn parse(&mut self, depth: usize) -> D<Value<'h>> {
+        self.steps += 1;
+        args::tick(self.th.budget, self.steps)?;
+        let heap = self.th.heap;
+        let bytes = self.s.as_bytes();
+        let b = self.next()?;
+        let rest = &self.s[self.i..];
+        match b {
+            b'"' => {
+                let mut safe = true;
+                let mut closed = false;
+                let mut j = self.i + 1;
+                while j < bytes.len() {
+                    let c = bytes[j];
+                    if c == b'\\' {
+                        safe = false;
+                        j += 1;
+                    } else if c == b'"' {
+                        closed = true;
+                        j += 1;
+                        break;
+                    } else if c >= 0x80 {
+                        safe = false;
+                    }
+                    j += 1;
+                }
+                if !closed {
+                    return fail("unclosed string literal".into());
+                }
+                let start = self.i;
+                self.i = j;
+                // `j` follows an ASCII quote, so both ends are boundaries.
+                let lit = &self.s[start..j];
+                if safe {
+                    return Ok(heap.str_in_arena(&lit[1..lit.len() - 1])?);
+                }
+                match unquote(lit) {
+                    Ok(text) => Ok(heap.str(&text)?),
+                    Err(m) => fail(m),
+                }
+            }
+            b'n' if rest.starts_with("null") => {
+                self.i += 4;
+                Ok(Value::None)
+            }
+            b't' if rest.starts_with("true") => {
+                self.i += 4;
+                Ok(Value::Bool(true))
+            }
+            b'f' if rest.starts_with("false") => {
+                self.i += 5;
+                Ok(Value::Bool(false))
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return fail("nesting too deep".into());
+                }
+                self.i += 1;
+                let mut elems = heap.vec_with_capacity(0)?;
+                if self.next()? != b']' {
+                    loop {
+                        let v = self.parse(depth + 1)?;
+                        heap.push(&mut elems, v)?;
+                        let c = self.next()?;
+                        if c != b',' {
+                            if c != b']' {
+                                return fail(format!("got {}, want ',' or ']'", go_char(c)));
+                            }
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                }
+                self.i += 1;
+                Ok(heap.list_from_vec(elems)?)
+            }
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return fail("nesting too deep".into());
+                }
+                self.i += 1;
+                let d = heap.dict(0)?;
+                if self.next()? != b'}' {
+                    loop {
+                        let key = self.parse(depth + 1)?;
+                        if !matches!(key, Value::Str(_)) {
+                            return fail(format!(
+                                "got {} for object key, want string",
+                                key.type_name()
+                            ));
+                        }
+                        let c = self.next()?;
+                        if c != b':' {
+                            return fail(format!(
+                                "after object key, got {}, want ':' ",
+                                go_char(c)
+                            ));
+                        }
+                        self.i += 1;
+                        let value = self.parse(depth + 1)?;
+                        d.map.borrow_mut().insert(key, value)?;
+                        let c = self.next()?;
+                        if c != b',' {
+                            if c != b'}' {
+                                return fail(format!(
+                                    "in object, got {}, want ',' or '}}'",
+                                    go_char(c)
+                                ));
+                            }
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                }
+                self.i += 1;
+                Ok(Value::Dict(d))
+            }
+            b'0'..=b'9' | b'-' => {
+                let mut float = false;
+                let mut j = self.i + 1;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'0'..=b'9' => {}
+                        b'.' | b'e' | b'E' | b'+' | b'-' => float = true,
+                        _ => break,
+                    }
+                    j += 1;
+                }
+                let num = &self.s[self.i..j];
+                self.i = j;
+                let digits = num.strip_prefix('-').unwrap_or(num);
+                let db = digits.as_bytes();
+                if db.is_empty() || (db[0] == b'0' && db.len() > 1 && db[1].is_ascii_digit()) {
+                    return fail(format!("invalid number: {num}"));
+                }
+                if float {
+                    match num.parse::<f64>() {
+                        Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+                        _ => fail(format!("invalid number: {num}")),
+                    }
+                } else {
+                    if !digits.bytes().all(|c| c.is_ascii_digit()) {
+                        return fail(format!("invalid number: {num}"));
+                    }
+                    if let Ok(i) = num.parse::<i64>() {
+                        return Ok(Value::Int(i));
+                    }
+                    format::check_int_text_cost(digits.len() / 9 + 1, self.th.budget)?;
+                    match num.parse::<BigInt>() {
+                        Ok(n) => Ok(heap.int(n)?),
+                        Err(_) => fail(format!("invalid number: {num}")),
+                    }
+                }
+            }
+            _ => fail(format!("unexpected character {}", go_char(b))),
+        }
+    }
+}
+
+/// Go's `json.Unmarshal` of a quoted string literal (with its quotes):
+/// escapes, surrogate pairs (a lone surrogate becomes U+FFFD), and Go's
+/// scanner messages for malformed input.
+fn unquote(lit: &str) -> std::result::Result<String, String> {
+    let body = &lit[1..lit.len() - 1];
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    let hex4 =
+        |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> std::result::Result<u32, String> {
+            let mut v = 0;
+            for _ in 0..4 {
+                match chars.next() {
+                    Some(c) if c.is_ascii_hexdigit() => v = v * 16 + c.to_digit(16).unwrap_or(0),
+                    Some(c) => {
+                        return Err(format!(
+                            "invalid character {} in \\u hexadecimal character escape",
+                            scanner_char(c)
+                        ))
+                    }
+                    None => return Err("unexpected end of JSON input".into()),
+                }
+            }
+            Ok(v)
+        };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some('/') => out.push('/'),
+                Some('b') => out.push('\x08'),
+                Some('f') => out.push('\x0c'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('t') => out.push('\t'),
+                Some('u') => {
+                    let u = hex4(&mut chars)?;
+                    if (0xD800..0xDC00).contains(&u) {
+                        // A high surrogate pairs only with `\u` + low.
+                        let mut look = chars.clone();
+                        if look.next() == Some('\\') && look.next() == Some('u') {
+                            if let Ok(lo) = hex4(&mut look) {
+                                if (0xDC00..0xE000).contains(&lo) {
+                                    chars = look;
+                                    let c = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+                                    out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                                    continue;
+                                }
+                            }
+                        }
+                        out.push('\u{FFFD}');
+                    } else {
+                        out.push(char::from_u32(u).unwrap_or('\u{FFFD}'));
+                    }
+                }
+                Some(c) => {
+                    return Err(format!(
+                        "invalid character {} in string escape code",
+                        scanner_char(c)
+                    ))
+                }
+                None => return Err("unexpected end of JSON input".into()),
+            },
+            c if (c as u32) < 0x20 => {
+                return Err(format!(
+                    "invalid character {} in string literal",
+                    scanner_char(c)
+                ))
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// Go's JSON scanner `quoteChar`.
+fn scanner_char(c: char) -> String {
+    match c {
+        '\'' => "'\\''".into(),
+        '"' => "'\"'".into(),
+        _ => {
+            let mut q = String::new();
+            format::write_quoted(&mut q, c.to_string().as_bytes(), false);
+            format!("'{}'", &q[1..q.len() - 1])
+        }
+    }
+}
+
+fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    let u = unpack("json.decode", a, ["x", "default"], 1)?;
+    let s = u.conv(0, args::want_str)?.unwrap_or("");
+    let dflt = u.get(1);
+    if a.positional.is_empty() {
+        return Err(Error::msg("json.decode: unexpected keyword argument x"));
+    }
+    let mut d = Decoder {
+        th,
+        s,
+        i: 0,
+        steps: 0,
+    };
+    let r = d.parse(0).and_then(|v| {
+        if d.skip_space() {
+            let c = d.s.as_bytes()[d.i];
+            fail(format!("unexpected character {} after value", go_char(c)))
+        } else {
+            Ok(v)
+        }
+    });
+    match r {
+        Ok(v) => Ok(v),
+        Err(Fail::Hard(e)) => Err(e),
+        Err(Fail::Syntax(m)) => match dflt {
+            Some(v) => Ok(v),
+            None => Err(Error::msg(format!("json.decode: at offset {}, {m}", d.i))),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------
+// indent
+
+/// A re-indenter with the messages of Go's JSON scanner.
+struct Indenter<'s> {
+    s: &'s [u8],
+    i: usize,
+    out: Vec<u8>,
+    prefix: &'s str,
+    indent: &'s str,
+    steps: usize,
+    budget: &'s crate::budget::Budget,
+}
+
+/// The error an [`Indenter`] returns when its output outgrows the heap.
+const TOO_BIG: &str = "\0too big";
+
+type I = std::result::Result<(), String>;
+
+fn invalid(c: u8, ctx: &str) -> String {
+    // Go reports the byte as a rune (Latin-1 for bytes >= 0x80).
+    format!("invalid character {} {ctx}", scanner_char(c as char))
+}
+
+const EOF: &str = "unexpected end of JSON input";
+
+impl Indenter<'_> {
+    fn newline(&mut self, depth: usize) -> I {
+        let need = self.prefix.len() + depth.saturating_mul(self.indent.len()) + 1;
+        if self.out.len().saturating_add(need) > self.budget.limits.max_heap_bytes {
+            return Err(TOO_BIG.into());
+        }
+        self.out.push(b'\n');
+        self.out.extend_from_slice(self.prefix.as_bytes());
+        for _ in 0..depth {
+            self.out.extend_from_slice(self.indent.as_bytes());
+        }
+        Ok(())
+    }
+
+    fn skip_space(&mut self) -> Option<u8> {
+        while self.i < self.s.len() {
+            let c = self.s[self.i];
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(c);
+            }
+            self.i += 1;
+        }
+        None
+    }
+
+    fn value(&mut self, depth: usize) -> I {
+        self.steps += 1;
+        if args::tick(self.budget, self.steps).is_err() {
+            return Err(TOO_BIG.into());
+        }
+        let Some(c) = self.skip_space() else {
+            return Err(EOF.into());
+        };
+        match c {
+            b'{' | b'[' => {
+                if depth >= MAX_DEPTH {
+                    return Err("exceeded max depth".into());
+                }
+                let (close, object) = if c == b'{' {
+                    (b'}', true)
+                } else {
+                    (b']', false)
+                };
+                self.out.push(c);
+                self.i += 1;
+                match self.skip_space() {
+                    None => return Err(EOF.into()),
+                    Some(x) if x == close => {
+                        self.out.push(close);
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    _ => {}
+                }
+                loop {
+                    self.newline(depth + 1)?;
+                    if object {
+                        match self.skip_space() {
+                            None => return Err(EOF.into()),
+                            Some(b'"') => self.string()?,
+                            Some(x) => {
+                                return Err(invalid(
+                                    x,
+                                    "looking for beginning of object key string",
+                                ))
+                            }
+                        }
+                        match self.skip_space() {
+                            None => return Err(EOF.into()),
+                            Some(b':') => {
+                                self.out.extend_from_slice(b": ");
+                                self.i += 1;
+                            }
+                            Some(x) => return Err(invalid(x, "after object key")),
+                        }
+                    }
+                    self.value(depth + 1)?;
+                    let ctx = if object {
+                        "after object key:value pair"
+                    } else {
+                        "after array element"
+                    };
+                    match self.skip_space() {
+                        None => return Err(EOF.into()),
+                        Some(b',') => {
+                            self.out.push(b',');
+                            self.i += 1;
+                        }
+                        Some(x) if x == close => {
+                            self.newline(depth)?;
+                            self.out.push(close);
+                            self.i += 1;
+                            return Ok(());
+                        }
+                        Some(x) => return Err(invalid(x, ctx)),
+                    }
+                }
+            }
+            b'"' => self.string(),
+            b'-' | b'0'..=b'9' => self.number(),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            x => Err(invalid(x, "looking for beginning of value")),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> I {
+        for (k, &w) in word.iter().enumerate() {
+            match self.s.get(self.i + k) {
+                None => return Err(EOF.into()),
+                Some(&c) if c == w => {}
+                Some(&c) => {
+                    let ctx = format!(
+                        "in literal {} (expecting '{}')",
+                        std::str::from_utf8(word).unwrap_or(""),
+                        w as char
+                    );
+                    return Err(invalid(c, &ctx));
+                }
+            }
+        }
+        self.out.extend_from_slice(word);
+        self.i += word.len();
+        Ok(())
+    }
+
+    fn number(&mut self) -> I {
+        let s = self.s;
+        let start = self.i;
+        let mut i = self.i;
+        let digit = |i: usize| s.get(i).is_some_and(|c| c.is_ascii_digit());
+        if s[i] == b'-' {
+            i += 1;
+            match s.get(i) {
+                None => return Err(EOF.into()),
+                Some(c) if c.is_ascii_digit() => {}
+                Some(&c) => return Err(invalid(c, "in numeric literal")),
+            }
+        }
+        if s[i] == b'0' {
+            i += 1;
+        } else {
+            while digit(i) {
+                i += 1;
+            }
+        }
+        if s.get(i) == Some(&b'.') {
+            i += 1;
+            match s.get(i) {
+                None => return Err(EOF.into()),
+                Some(c) if c.is_ascii_digit() => {}
+                Some(&c) => return Err(invalid(c, "after decimal point in numeric literal")),
+            }
+            while digit(i) {
+                i += 1;
+            }
+        }
+        if matches!(s.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(s.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            match s.get(i) {
+                None => return Err(EOF.into()),
+                Some(c) if c.is_ascii_digit() => {}
+                Some(&c) => return Err(invalid(c, "in exponent of numeric literal")),
+            }
+            while digit(i) {
+                i += 1;
+            }
+        }
+        self.out.extend_from_slice(&s[start..i]);
+        self.i = i;
+        Ok(())
+    }
+
+    fn string(&mut self) -> I {
+        let s = self.s;
+        let start = self.i;
+        let mut i = self.i + 1;
+        loop {
+            let Some(&c) = s.get(i) else {
+                return Err(EOF.into());
+            };
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    i += 1;
+                    let Some(&e) = s.get(i) else {
+                        return Err(EOF.into());
+                    };
+                    match e {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            for k in 1..=4 {
+                                match s.get(i + k) {
+                                    None => return Err(EOF.into()),
+                                    Some(h) if h.is_ascii_hexdigit() => {}
+                                    Some(&h) => {
+                                        return Err(invalid(
+                                            h,
+                                            "in \\u hexadecimal character escape",
+                                        ))
+                                    }
+                                }
+                            }
+                            i += 4;
+                        }
+                        _ => return Err(invalid(e, "in string escape code")),
+                    }
+                }
+                c if c < 0x20 => return Err(invalid(c, "in string literal")),
+                _ => {}
+            }
+            i += 1;
+        }
+        self.out.extend_from_slice(&s[start..=i]);
+        self.i = i + 1;
+        Ok(())
+    }
+}
+
+fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    let u = unpack_from("json.indent", &[], a.named, ["prefix", "indent"], 0)?;
+    let prefix = u.conv(0, args::want_str)?.unwrap_or("");
+    let ind = u.conv(1, args::want_str)?.unwrap_or("\t");
+    let bare = Args {
+        recv: None,
+        positional: a.positional,
+        named: &[],
+    };
+    let p = positional("json.indent", &bare, 1, 1)?;
+    let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or("");
+    let mut ix = Indenter {
+        s: s.as_bytes(),
+        i: 0,
+        out: Vec::with_capacity(s.len()),
+        prefix,
+        indent: ind,
+        steps: 0,
+        budget: th.budget,
+    };
+    let mut r = ix.value(0);
+    if r.is_ok() {
+        if let Some(c) = ix.skip_space() {
+            r = Err(invalid(c, "after top-level value"));
+        }
+    }
+    th.budget.check_time()?;
+    if matches!(&r, Err(m) if m == TOO_BIG) {
+        return Err(Error::limit(LimitKind::HeapBytes));
+    }
+    if let Err(m) = r {
+        return Err(Error::msg(format!("json.indent: {m}")));
+    }
+    // Go keeps the input's trailing white space.
+    let trimmed = s.trim_end_matches([' ', '\t', '\n', '\r']);
+    ix.out.extend_from_slice(&s.as_bytes()[trimmed.len()..]);
+    let text = String::from_utf8_lossy(&ix.out);
+    th.heap.str(&text)
+}

@@ -1,0 +1,106 @@
+//! Tests of the compiler through its disassembly: the register design that
+//! the interpreter's speed depends on (locals in registers, constants as
+//! operands, fused method calls) is pinned here.
+
+use codemode_vm::disassemble;
+
+fn body_of(listing: &str, function: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in listing.lines() {
+        if let Some(rest) = line.strip_prefix("function ") {
+            inside = rest.starts_with(&format!("{function} "));
+            continue;
+        }
+        if inside {
+            // Drop the program counter column.
+            out.push(
+                line.trim()
+                    .splitn(2, "  ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .trim()
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn hot_loop_is_four_instructions_per_iteration() {
+    let src = "def main():\n    t = 0\n    for i in range(10):\n        t += i * 2\n    return t\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let body = body_of(&listing, "main");
+    assert_eq!(
+        body,
+        vec![
+            "const r0 = 0",
+            "const r3 = <builtin_function_or_method>",
+            "const r4 = 10",
+            "call r2 = r3(npos 1, names [], star false, starstar false)",
+            "iterstart r3 = r2",
+            "foriter r1 = next r3 else 9",
+            "mul r4 = r1 2",
+            "inplaceadd r0 = r0 r4",
+            "jump 5",
+            "iterend r3",
+            "return r0",
+            "return None",
+        ],
+        "{listing}"
+    );
+}
+
+#[test]
+fn method_calls_are_fused_and_captured_variables_use_cells() {
+    let src = "def main():\n    xs = []\n    n = 3\n    f = lambda: n\n    xs.append(f())\n    return xs\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let main = body_of(&listing, "main");
+    assert!(
+        main.iter()
+            .any(|l| l.starts_with("callmethod ") && l.contains(".append(")),
+        "{listing}"
+    );
+    assert!(
+        main.iter().any(|l| l.starts_with("storecell cell r1")),
+        "{listing}"
+    );
+    let lambda = body_of(&listing, "lambda");
+    assert_eq!(
+        lambda,
+        vec!["loadfree r0 = free0", "return r0", "return None"],
+        "{listing}"
+    );
+}
+
+#[test]
+fn unassigned_locals_are_checked_only_where_needed() {
+    let src = "def main():\n    if True:\n        x = 1\n    y = 2\n    return [x, y]\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let checks: Vec<_> = body_of(&listing, "main")
+        .into_iter()
+        .filter(|l| l.starts_with("checkbound"))
+        .collect();
+    assert_eq!(checks, vec!["checkbound r0 \"x\""], "{listing}");
+}
+
+#[test]
+fn capability_roots_are_constants() {
+    let src = "def main():\n    return records.lookup(key=\"a\")\n";
+    let listing = disassemble(src, &["records.lookup"]).unwrap();
+    let main = body_of(&listing, "main");
+    assert_eq!(main[0], "const r1 = <namespace>", "{listing}");
+    assert!(
+        main[2].starts_with("callmethod r0 = r1.lookup(npos 0, names [\"key\"]"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn compile_errors_are_rendered_like_execute() {
+    assert_eq!(
+        disassemble("def main():\n    return x\n", &[]),
+        Err("invalid program: <codemode>:2:12: undefined: x".to_string())
+    );
+}
