@@ -24,7 +24,9 @@ impl Host for NoHost {
 }
 
 fn cases(dir: &str) -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(dir);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("reading {}: {e}", root.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -51,7 +53,11 @@ fn check(expected: &str, got: &Result<Data, ExecError<()>>) -> Result<(), String
             Ok(d) => {
                 let have: serde_json::Value =
                     serde_json::from_str(&d.to_json_string()).map_err(|e| e.to_string())?;
-                if have == want { Ok(()) } else { mismatch() }
+                if have == want {
+                    Ok(())
+                } else {
+                    mismatch()
+                }
             }
             Err(_) => mismatch(),
         };
@@ -67,12 +73,22 @@ fn check(expected: &str, got: &Result<Data, ExecError<()>>) -> Result<(), String
     if let Some(rest) = expected.strip_prefix("runtime error: ") {
         if let Some(rest) = rest.strip_prefix("<builtin> in ") {
             // `NAME:0:0: MSG`
-            let msg = rest.splitn(4, ':').nth(3).map(str::trim_start).unwrap_or("");
-            return if detail.ends_with(&format!(": {msg}")) { Ok(()) } else { mismatch() };
+            let msg = rest
+                .splitn(4, ':')
+                .nth(3)
+                .map(str::trim_start)
+                .unwrap_or("");
+            return if detail.ends_with(&format!(": {msg}")) {
+                Ok(())
+            } else {
+                mismatch()
+            };
         }
         if let Some(rest) = rest.strip_prefix("<codemode> in ") {
             // `FUNC:L:C: MSG`
-            let Some(colon) = rest.find(':') else { return mismatch() };
+            let Some(colon) = rest.find(':') else {
+                return mismatch();
+            };
             let want = format!("<codemode>:{}", &rest[colon + 1..]);
             return if *detail == want { Ok(()) } else { mismatch() };
         }
@@ -138,7 +154,10 @@ fn run_dir(dir: &str) {
             None => check(expected.trim_end_matches('\n'), &got),
         };
         if let Err(m) = verdict {
-            failures.push(format!("{}:\n  {m}", star.file_name().unwrap().to_string_lossy()));
+            failures.push(format!(
+                "{}:\n  {m}",
+                star.file_name().unwrap().to_string_lossy()
+            ));
         }
     }
     if !failures.is_empty() {

@@ -39,7 +39,10 @@ pub fn compile_module<'h>(
     c.stmts(module.stmts)?;
     // The top level returns None (constant 0).
     c.emit(Instr::Return { src: RK_CONST }, 0)?;
-    c.finish(Params::default(), 0)
+    let code = c.finish(Params::default(), 0)?;
+    // The interpreter relies on these facts for unchecked accesses.
+    crate::verify::verify(code)?;
+    Ok(code)
 }
 
 struct Env<'h, 'e> {
@@ -50,8 +53,8 @@ struct Env<'h, 'e> {
 
 /// The innermost enclosing loop.
 struct LoopCtx {
-    /// Where `continue` jumps.
-    top: usize,
+    /// `continue` jumps to patch to the loop's test.
+    continues: Vec<usize>,
     /// `break` jumps to patch to the loop's end.
     breaks: Vec<usize>,
 }
@@ -150,7 +153,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             instrs: bump.alloc_slice_copy(&self.instrs),
             positions: bump.alloc_slice_copy(&self.positions),
             consts: bump.alloc_slice_copy(&self.consts),
-            sites: bump.alloc_slice_copy(&self.sites),
+            sites: bump.alloc_slice_clone(&self.sites),
             functions: bump.alloc_slice_copy(&self.functions),
             params,
             nregs: self.max_reg as u16,
@@ -183,8 +186,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         match &mut self.instrs[at] {
             Instr::Jump { to: t }
             | Instr::JumpIfFalse { to: t, .. }
-            | Instr::JumpIfTrue { to: t, .. }
-            | Instr::ForIter { exit: t, .. } => *t = to,
+            | Instr::JumpIfTrue { to: t, .. } => *t = to,
             _ => {}
         }
     }
@@ -309,40 +311,45 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Ok(())
             }
             StmtKind::For { vars, iter, body } => {
+                // Inverted loop: the test sits at the bottom and jumps back
+                // into the body, so an iteration costs no extra jump.
                 let src = self.operand_reg(iter)?;
                 let it = self.temp(pos)?;
                 self.emit(Instr::IterStart { dst: it, src }, pos)?;
                 let before = self.bound.clone();
-                let top = self.instrs.len();
                 let direct = self.plain_local(vars);
                 let dst = match direct {
                     Some(r) => r,
                     None => self.temp(pos)?,
                 };
-                let fi = self.emit(
-                    Instr::ForIter {
-                        iter: it,
-                        dst,
-                        exit: 0,
-                    },
-                    pos,
-                )?;
+                let to_test = self.emit(Instr::Jump { to: 0 }, pos)?;
+                let top = self.here();
                 if let Some(r) = direct {
                     self.bound[r as usize] = true;
                 } else {
                     self.assign_from(vars, dst, pos)?;
                 }
                 self.loops.push(LoopCtx {
-                    top,
+                    continues: Vec::new(),
                     breaks: Vec::new(),
                 });
                 self.stmts(body)?;
-                self.emit(Instr::Jump { to: top as u32 }, pos)?;
                 let ctx = self.loops.pop().unwrap_or(LoopCtx {
-                    top,
+                    continues: Vec::new(),
                     breaks: Vec::new(),
                 });
-                self.patch(fi);
+                self.patch(to_test);
+                for c in ctx.continues {
+                    self.patch(c);
+                }
+                self.emit(
+                    Instr::ForNext {
+                        iter: it,
+                        dst,
+                        body: top,
+                    },
+                    pos,
+                )?;
                 for b in ctx.breaks {
                     self.patch(b);
                 }
@@ -368,11 +375,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Ok(())
             }
             StmtKind::Continue => {
-                let top = match self.loops.last() {
-                    Some(l) => l.top,
+                let j = self.emit(Instr::Jump { to: 0 }, pos)?;
+                match self.loops.last_mut() {
+                    Some(l) => l.continues.push(j),
                     None => return Err(Error::msg("continue not in a loop").at(pos)),
-                };
-                self.emit(Instr::Jump { to: top as u32 }, pos)?;
+                }
                 Ok(())
             }
             StmtKind::Pass => Ok(()),
@@ -726,8 +733,10 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 key,
                 value,
                 clauses,
+                colon,
             } => {
                 self.emit(Instr::MakeDict { dst, n: 0 }, pos)?;
+                let colon = *colon;
                 self.comprehension(clauses, dst, &|c, acc| {
                     let k = c.operand_reg(key)?;
                     let v = c.operand_reg(value)?;
@@ -737,7 +746,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                             key: k,
                             src: v,
                         },
-                        key.span.start,
+                        colon,
                     )?;
                     Ok(())
                 })
@@ -891,7 +900,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         let first = operand(self, &plan[0])?;
         if plan.len() == 1 {
             if first & RK_CONST != 0 {
-                self.emit(Instr::Const { dst, k: first & !RK_CONST }, e.span.start)?;
+                self.emit(
+                    Instr::Const {
+                        dst,
+                        k: first & !RK_CONST,
+                    },
+                    e.span.start,
+                )?;
             } else if first != dst {
                 self.emit(Instr::Move { dst, src: first }, e.span.start)?;
             }
@@ -987,27 +1002,27 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 let src = self.operand_reg(iter)?;
                 let it = self.temp(*for_pos)?;
                 self.emit(Instr::IterStart { dst: it, src }, *for_pos)?;
-                let top = self.instrs.len();
                 let direct = self.plain_local(vars);
                 let dst = match direct {
                     Some(r) => r,
                     None => self.temp(*for_pos)?,
                 };
-                let fi = self.emit(
-                    Instr::ForIter {
-                        iter: it,
-                        dst,
-                        exit: 0,
-                    },
-                    *for_pos,
-                )?;
+                let to_test = self.emit(Instr::Jump { to: 0 }, *for_pos)?;
+                let top = self.here();
                 match direct {
                     Some(r) => self.bound[r as usize] = true,
                     None => self.assign_from(vars, dst, *for_pos)?,
                 }
                 self.comprehension(rest, acc, body)?;
-                self.emit(Instr::Jump { to: top as u32 }, *for_pos)?;
-                self.patch(fi);
+                self.patch(to_test);
+                self.emit(
+                    Instr::ForNext {
+                        iter: it,
+                        dst,
+                        body: top,
+                    },
+                    *for_pos,
+                )?;
                 self.emit(Instr::IterEnd { iter: it }, *for_pos)?;
                 self.next_reg = mark;
             }
@@ -1079,6 +1094,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             star_star: star_star.is_some(),
             method: method.unwrap_or(""),
             attr_pos,
+            cache: Cell::new(None),
         };
         self.sites.push(site);
         let site = (self.sites.len() - 1) as u16;

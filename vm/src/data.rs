@@ -221,7 +221,7 @@ fn convert(
         return Err(ConvertError::Depth);
     }
     *steps += 1;
-    if *steps % 4096 == 0 {
+    if steps.is_multiple_of(4096) {
         budget.check_time().map_err(ConvertError::Time)?;
     }
     Ok(match v {

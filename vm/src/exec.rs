@@ -251,35 +251,27 @@ fn freeze(globals: &[Value<'_>]) {
     let mut stack: Vec<Value<'_>> = globals.to_vec();
     let mut seen: HashSet<usize> = HashSet::new();
     while let Some(v) = stack.pop() {
+        // Each arm's guard marks the value as visited (frozen, or seen), so
+        // shared and cyclic structures are walked once.
         match v {
-            Value::List(l) => {
-                if !l.frozen.replace(true) {
-                    stack.extend(l.items.borrow().iter().copied());
+            Value::List(l) if !l.frozen.replace(true) => {
+                stack.extend(l.items.borrow().iter().copied());
+            }
+            Value::Dict(d) if !d.frozen.replace(true) => {
+                for (k, x) in d.map.borrow().iter() {
+                    stack.push(k);
+                    stack.push(x);
                 }
             }
-            Value::Dict(d) => {
-                if !d.frozen.replace(true) {
-                    for (k, x) in d.map.borrow().iter() {
-                        stack.push(k);
-                        stack.push(x);
-                    }
-                }
+            Value::Tuple(t) if seen.insert(t as *const _ as usize) => {
+                stack.extend(t.items.iter().copied());
             }
-            Value::Tuple(t) => {
-                if seen.insert(t as *const _ as usize) {
-                    stack.extend(t.items.iter().copied());
-                }
+            Value::Function(f) if seen.insert(f as *const _ as usize) => {
+                stack.extend(f.defaults.iter().copied());
+                stack.extend(f.freevars.iter().map(|c| Value::Cell(c)));
             }
-            Value::Function(f) => {
-                if seen.insert(f as *const _ as usize) {
-                    stack.extend(f.defaults.iter().copied());
-                    stack.extend(f.freevars.iter().map(|c| Value::Cell(c)));
-                }
-            }
-            Value::Cell(c) => {
-                if seen.insert(c as *const _ as usize) {
-                    stack.push(c.value.get());
-                }
+            Value::Cell(c) if seen.insert(c as *const _ as usize) => {
+                stack.push(c.value.get());
             }
             Value::BoundMethod(m) => stack.push(m.receiver),
             _ => {}

@@ -522,16 +522,15 @@ impl<'h> Thread<'h> {
     /// The main loop: runs until the frame at index `stop` returns, and
     /// returns its result.
     fn run(&mut self, stop: usize) -> Result<Value<'h>> {
-        let budget = self.budget;
-        let mut fuel = budget.take_fuel();
-        let r = self.run_loop(stop, &mut fuel);
-        budget.put_fuel(fuel);
-        r
+        self.run_loop(stop)
     }
 
-    #[allow(clippy::too_many_lines)]
-    fn run_loop(&mut self, stop: usize, fuel: &mut u64) -> Result<Value<'h>> {
+    /// The dispatch loop. The current batch of steps lives in the local
+    /// `fuel` (a register, not memory) and goes back to the budget on every
+    /// way out of the loop and around every call out of it.
+    fn run_loop(&mut self, stop: usize) -> Result<Value<'h>> {
         let budget = self.budget;
+        let mut fuel = budget.take_fuel();
         let heap = self.heap;
         let mut frame_idx = self.frames.len() - 1;
         let (mut code, mut base, mut pc) = {
@@ -542,25 +541,60 @@ impl<'h> Thread<'h> {
         let mut consts = code.consts;
         let mut positional: Vec<Value<'h>> = Vec::new();
         let mut named: Vec<(&'h str, Value<'h>)> = Vec::new();
+        // The current frame's registers. Invariant: `self.stack.len() >=
+        // base + code.nregs` while the frame runs, and `regs` is
+        // `self.stack[base..]`'s start; `sync!` re-derives it after anything
+        // that may reallocate the stack (pushing a frame, returning, and any
+        // call out of the loop). Every operand was proved in range by
+        // `verify`, which is what makes the unchecked accesses below sound.
+        let mut regs: *mut Value<'h> = self.stack[base..].as_mut_ptr();
 
+        macro_rules! sync {
+            () => {
+                regs = self.stack[base..].as_mut_ptr()
+            };
+        }
         macro_rules! reg {
             ($r:expr) => {
-                self.stack[base + $r as usize]
+                // SAFETY: see the invariant of `regs` above.
+                *unsafe { &mut *regs.add($r as usize) }
+            };
+        }
+        macro_rules! konst {
+            ($k:expr) => {
+                // SAFETY: `verify` proved every constant index in range.
+                *unsafe { consts.get_unchecked($k as usize) }
             };
         }
         macro_rules! rk {
             ($op:expr) => {{
                 let op = $op;
                 if op & RK_CONST != 0 {
-                    consts[(op & !RK_CONST) as usize]
+                    konst!(op & !RK_CONST)
                 } else {
-                    self.stack[base + op as usize]
+                    reg!(op)
+                }
+            }};
+        }
+        // A reference to an operand: the fast paths inspect the tag in
+        // place, since copying a 16-byte value out and reading its tag back
+        // stalls store-to-load forwarding.
+        macro_rules! rk_ref {
+            ($op:expr) => {{
+                let op = $op;
+                if op & RK_CONST != 0 {
+                    // SAFETY: as in `konst!`.
+                    unsafe { consts.get_unchecked((op & !RK_CONST) as usize) }
+                } else {
+                    // SAFETY: as in `reg!`.
+                    unsafe { &*regs.add(op as usize) }
                 }
             }};
         }
         macro_rules! fail {
             ($e:expr) => {{
                 let e: Error = $e;
+                budget.put_fuel(fuel);
                 self.frames[frame_idx].pc = pc;
                 return Err(e.at(code.positions[pc - 1]));
             }};
@@ -576,40 +610,43 @@ impl<'h> Thread<'h> {
         // Hands the batch of steps back around a call out of the loop.
         macro_rules! out {
             ($e:expr) => {{
-                budget.put_fuel(*fuel);
+                budget.put_fuel(fuel);
                 let r = $e;
-                *fuel = budget.take_fuel();
+                fuel = budget.take_fuel();
+                sync!();
                 r
             }};
         }
         macro_rules! arith {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                let x = rk!($a);
-                let y = rk!($b);
-                let fast: Option<Value<'h>> = match (x, y) {
-                    (Value::Int(i), Value::Int(j)) => $fast(i, j),
+                let fast: Option<Value<'h>> = match (rk_ref!($a), rk_ref!($b)) {
+                    (Value::Int(i), Value::Int(j)) => $fast(*i, *j),
                     _ => None,
                 };
-                reg!($dst) = match fast {
+                let v = match fast {
                     Some(v) => v,
-                    None => tri!(ops::binary(heap, $op, x, y)),
+                    None => tri!(ops::binary(heap, $op, rk!($a), rk!($b))),
                 };
+                reg!($dst) = v;
             }};
         }
         macro_rules! cmp {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                let x = rk!($a);
-                let y = rk!($b);
-                reg!($dst) = match (x, y) {
-                    (Value::Int(i), Value::Int(j)) => Value::Bool($fast(&i, &j)),
-                    _ => Value::Bool(tri!(ops::compare($op, x, y))),
+                let fast: Option<bool> = match (rk_ref!($a), rk_ref!($b)) {
+                    (Value::Int(i), Value::Int(j)) => Some($fast(i, j)),
+                    _ => None,
                 };
+                let v = match fast {
+                    Some(v) => v,
+                    None => tri!(ops::compare($op, rk!($a), rk!($b))),
+                };
+                reg!($dst) = Value::Bool(v);
             }};
         }
 
         loop {
-            if *fuel == 0 {
-                *fuel = match budget.draw_steps() {
+            if fuel == 0 {
+                fuel = match budget.draw_steps() {
                     Ok(f) => f,
                     Err(e) => {
                         pc += 1;
@@ -617,15 +654,19 @@ impl<'h> Thread<'h> {
                     }
                 };
             }
-            *fuel -= 1;
-            let instr = instrs[pc];
+            fuel -= 1;
+            let at = pc;
             pc += 1;
-            match instr {
+            // Matching the place (not a copy of the 12-byte instruction)
+            // loads only the fields each arm uses.
+            // SAFETY: `verify` proved every jump target in range and that the
+            // code ends in an unconditional return or jump.
+            match *unsafe { instrs.get_unchecked(at) } {
                 Instr::Move { dst, src } => reg!(dst) = reg!(src),
-                Instr::Const { dst, k } => reg!(dst) = consts[k as usize],
+                Instr::Const { dst, k } => reg!(dst) = konst!(k),
                 Instr::CheckBound { reg, name } => {
                     if matches!(reg!(reg), Value::Unbound) {
-                        let n = consts[name as usize].as_str().unwrap_or("?");
+                        let n = konst!(name).as_str().unwrap_or("?");
                         fail!(Error::msg(format!(
                             "local variable {n} referenced before assignment"
                         )))
@@ -680,14 +721,15 @@ impl<'h> Thread<'h> {
                         .map(Value::Int))
                 }
                 Instr::InplaceAdd { dst, a, b } => {
-                    let x = rk!(a);
-                    let y = rk!(b);
-                    reg!(dst) = match (x, y) {
-                        (Value::Int(i), Value::Int(j)) if i.checked_add(j).is_some() => {
-                            Value::Int(i.wrapping_add(j))
-                        }
-                        _ => tri!(ops::inplace_add(heap, x, y)),
+                    let fast = match (rk_ref!(a), rk_ref!(b)) {
+                        (Value::Int(i), Value::Int(j)) => i.checked_add(*j),
+                        _ => None,
                     };
+                    let v = match fast {
+                        Some(v) => Value::Int(v),
+                        None => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
+                    };
+                    reg!(dst) = v;
                 }
                 Instr::InplaceOr { dst, a, b } => {
                     let x = rk!(a);
@@ -776,8 +818,8 @@ impl<'h> Thread<'h> {
                 Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
                 Instr::Jump { to } => pc = to as usize,
                 Instr::JumpIfFalse { cond, to } => {
-                    let t = match reg!(cond) {
-                        Value::Bool(b) => b,
+                    let t = match &reg!(cond) {
+                        Value::Bool(b) => *b,
                         v => v.truth(),
                     };
                     if !t {
@@ -785,8 +827,8 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::JumpIfTrue { cond, to } => {
-                    let t = match reg!(cond) {
-                        Value::Bool(b) => b,
+                    let t = match &reg!(cond) {
+                        Value::Bool(b) => *b,
                         v => v.truth(),
                     };
                     if t {
@@ -798,8 +840,8 @@ impl<'h> Thread<'h> {
                     let it = tri!(self.iter_start(v));
                     reg!(dst) = Value::Iter(it);
                 }
-                Instr::ForIter { iter, dst, exit } => {
-                    let Value::Iter(it) = reg!(iter) else {
+                Instr::ForNext { iter, dst, body } => {
+                    let &Value::Iter(it) = &reg!(iter) else {
                         fail!(Error::msg("internal error: not an iterator"))
                     };
                     let next = match it {
@@ -844,9 +886,9 @@ impl<'h> Thread<'h> {
                             found
                         }
                     };
-                    match next {
-                        Some(v) => reg!(dst) = v,
-                        None => pc = exit as usize,
+                    if let Some(v) = next {
+                        reg!(dst) = v;
+                        pc = body as usize;
                     }
                 }
                 Instr::IterEnd { iter } => {
@@ -857,12 +899,12 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::Call { dst, base: b, site } => {
-                    let site = code.sites[site as usize];
+                    let site = &code.sites[site as usize];
                     let fbase = base + b as usize;
                     let f = self.stack[fbase];
                     positional.clear();
                     named.clear();
-                    tri!(self.collect_args(fbase, &site, &mut positional, &mut named));
+                    tri!(self.collect_args(fbase, site, &mut positional, &mut named));
                     if let Value::Function(func) = f {
                         // Continue in this loop with the callee's frame.
                         self.frames[frame_idx].pc = pc;
@@ -874,21 +916,30 @@ impl<'h> Thread<'h> {
                         pc = 0;
                         instrs = code.instrs;
                         consts = code.consts;
+                        sync!();
                         continue;
                     }
                     let v = out!(self.call_native(f, &positional, &named));
                     reg!(dst) = tri!(v);
                 }
                 Instr::CallMethod { dst, base: b, site } => {
-                    let site = code.sites[site as usize];
+                    let site = &code.sites[site as usize];
                     let fbase = base + b as usize;
                     let recv = self.stack[fbase];
                     positional.clear();
                     named.clear();
-                    tri!(self.collect_args(fbase, &site, &mut positional, &mut named));
-                    let method = match recv {
-                        Value::Namespace(_) | Value::Module(_) => None,
-                        _ => builtins::method(recv, site.method),
+                    tri!(self.collect_args(fbase, site, &mut positional, &mut named));
+                    let kind = recv.method_kind();
+                    let method = match site.cache.get() {
+                        Some((k, m)) if k == kind && kind != 0 => Some(m),
+                        _ if kind == 0 => None,
+                        _ => {
+                            let m = builtins::method(recv, site.method);
+                            if let Some(m) = m {
+                                site.cache.set(Some((kind, m)));
+                            }
+                            m
+                        }
                     };
                     let v = match method {
                         Some(m) => out!(self.call_builtin(m, Some(recv), &positional, &named)),
@@ -896,6 +947,7 @@ impl<'h> Thread<'h> {
                             let f = match self.get_attr(recv, site.method) {
                                 Ok(f) => f,
                                 Err(e) => {
+                                    budget.put_fuel(fuel);
                                     self.frames[frame_idx].pc = pc;
                                     return Err(e.at(site.attr_pos));
                                 }
@@ -910,6 +962,7 @@ impl<'h> Thread<'h> {
                                 pc = 0;
                                 instrs = code.instrs;
                                 consts = code.consts;
+                                sync!();
                                 continue;
                             }
                             out!(self.call_native(f, &positional, &named))
@@ -918,12 +971,12 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(v);
                 }
                 Instr::GetAttr { dst, x, name } => {
-                    let n = consts[name as usize].as_str().unwrap_or("");
+                    let n = konst!(name).as_str().unwrap_or("");
                     let v = reg!(x);
                     reg!(dst) = tri!(self.get_attr(v, n));
                 }
                 Instr::SetAttr { x, name, .. } => {
-                    let n = consts[name as usize].as_str().unwrap_or("");
+                    let n = konst!(name).as_str().unwrap_or("");
                     let v = reg!(x);
                     fail!(Error::msg(format!(
                         "can't assign to .{n} field of {}",
@@ -1036,7 +1089,6 @@ impl<'h> Thread<'h> {
                 Instr::Unpack { base: b, src, n } => {
                     let v = reg!(src);
                     let n = n as usize;
-                    let s = base + b as usize;
                     let items: Vec<Value<'h>> = match v {
                         Value::Tuple(t) => t.items.to_vec(),
                         Value::Elems(e) => e.items.to_vec(),
@@ -1068,17 +1120,20 @@ impl<'h> Thread<'h> {
                             items.len()
                         )))
                     }
-                    self.stack[s..s + n].copy_from_slice(&items);
+                    for (k, v) in items.into_iter().enumerate() {
+                        reg!(b as usize + k) = v;
+                    }
                 }
                 Instr::Return { src } => {
                     let v = rk!(src);
-                    let fr = match self.frames.pop() {
-                        Some(fr) => fr,
-                        None => return Err(Error::msg("internal error: no frame")),
+                    let Some(fr) = self.frames.pop() else {
+                        budget.put_fuel(fuel);
+                        return Err(Error::msg("internal error: no frame"));
                     };
                     fr.code.active.set(false);
                     self.release_iters(fr.iters);
                     if self.frames.len() <= stop {
+                        budget.put_fuel(fuel);
                         return Ok(v);
                     }
                     frame_idx = self.frames.len() - 1;
@@ -1088,6 +1143,7 @@ impl<'h> Thread<'h> {
                     pc = caller.pc;
                     instrs = code.instrs;
                     consts = code.consts;
+                    sync!();
                     reg!(fr.ret) = v;
                 }
             }

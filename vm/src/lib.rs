@@ -21,6 +21,7 @@ pub mod interp;
 pub mod opcode;
 pub mod ops;
 pub mod value;
+pub mod verify;
 
 pub use budget::Limits;
 pub use data::Data;

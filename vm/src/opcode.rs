@@ -216,11 +216,12 @@ pub enum Instr {
         dst: Reg,
         src: Reg,
     },
-    /// `r[dst] = next(r[iter])`, or `pc = exit` when exhausted.
-    ForIter {
+    /// `r[dst] = next(r[iter]); pc = body`, or fall through when the
+    /// iteration is exhausted (the test at the bottom of an inverted loop).
+    ForNext {
         iter: Reg,
         dst: Reg,
-        exit: u32,
+        body: u32,
     },
     /// Ends the iteration of `r[iter]` (releases the iterated mark).
     IterEnd {
@@ -326,7 +327,7 @@ const _: () = assert!(std::mem::size_of::<Instr>() <= 12);
 /// How a call passes its arguments. The callee (or receiver) is `r[base]`;
 /// then `npos` positional values, one value per name in `names`, then the
 /// `*args` value if `star`, then the `**kwargs` value if `star_star`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct CallSite<'h> {
     pub npos: u16,
     pub names: &'h [&'h str],
@@ -336,6 +337,9 @@ pub struct CallSite<'h> {
     /// `.` where a missing attribute is reported.
     pub method: &'h str,
     pub attr_pos: Pos,
+    /// For [`Instr::CallMethod`]: the method last found at this site, with
+    /// the receiver kind it was found for ([`Value::method_kind`]).
+    pub cache: Cell<Option<(u8, &'static crate::builtins::BuiltinFn)>>,
 }
 
 impl CallSite<'_> {
@@ -507,7 +511,7 @@ impl Code<'_> {
             JumpIfFalse { cond, to } => format!("jumpiffalse r{cond} {to}"),
             JumpIfTrue { cond, to } => format!("jumpiftrue r{cond} {to}"),
             IterStart { dst, src } => format!("iterstart r{dst} = r{src}"),
-            ForIter { iter, dst, exit } => format!("foriter r{dst} = next r{iter} else {exit}"),
+            ForNext { iter, dst, body } => format!("fornext r{dst} = next r{iter} then {body}"),
             IterEnd { iter } => format!("iterend r{iter}"),
             Call { dst, base, site } => {
                 let s = &self.sites[*site as usize];

@@ -1084,10 +1084,64 @@ pub fn total_cmp_in<'h>(
 // ---------------------------------------------------------------------------
 // Hashing
 
-/// A per-process random key, so that programs cannot choose colliding keys.
-fn hash_state() -> &'static std::collections::hash_map::RandomState {
-    static STATE: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
-    STATE.get_or_init(std::collections::hash_map::RandomState::new)
+/// A per-process random seed, so that programs cannot choose colliding
+/// keys in advance.
+fn hash_seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64))
+}
+
+/// A fast seeded hasher for dict keys: a multiply-rotate round per word
+/// and a full-avalanche finalizer (SipHash cost 3x more per key here, and
+/// dict keys are mostly small ints and short strings).
+struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(23) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// `x`'s hash under the per-process seed.
+struct HashState;
+
+impl HashState {
+    #[inline]
+    fn hash_one<T: std::hash::Hash>(&self, x: T) -> u64 {
+        use std::hash::Hasher;
+        let mut h = FastHasher(hash_seed());
+        x.hash(&mut h);
+        h.finish()
+    }
+}
+
+fn hash_state() -> HashState {
+    HashState
 }
 
 fn fold(h: u64) -> u32 {

@@ -91,9 +91,22 @@ impl<'h> Value<'h> {
             Value::Bytes(b) => !b.bytes.is_empty(),
             Value::List(l) => !l.items.borrow().is_empty(),
             Value::Tuple(t) => !t.items.is_empty(),
-            Value::Dict(d) => d.len() != 0,
-            Value::Range(r) => r.len() != 0,
+            Value::Dict(d) => !d.is_empty(),
+            Value::Range(r) => !r.is_empty(),
             _ => true,
+        }
+    }
+
+    /// A small tag for the kinds of value that have methods (0 for the
+    /// rest), for the method caches of call sites.
+    #[inline]
+    pub fn method_kind(&self) -> u8 {
+        match self {
+            Value::Str(_) => 1,
+            Value::Bytes(_) => 2,
+            Value::List(_) => 3,
+            Value::Dict(_) => 4,
+            _ => 0,
         }
     }
 

@@ -475,10 +475,14 @@ fn string_methods() {
         ("'123'.islower()", "false"),
         ("'Hello World'.istitle()", "true"),
         ("'Hello world'.istitle()", "false"),
-        ("'ab'.elems()", "[\"a\",\"b\"]"),
-        ("'aé'.codepoints()", "[\"a\",\"é\"]"),
-        ("'aé'.elem_ords()", "[97,195,169]"),
-        ("'aé'.codepoint_ords()", "[97,233]"),
+        ("list('ab'.elems())", "[\"a\",\"b\"]"),
+        ("list('aé'.codepoints())", "[\"a\",\"é\"]"),
+        ("list('aé'.elem_ords())", "[97,195,169]"),
+        ("list('aé'.codepoint_ords())", "[97,233]"),
+        ("type('ab'.elems())", "\"string.elems\""),
+        ("type('ab'.codepoint_ords())", "\"string.codepoints\""),
+        ("repr('ab'.elem_ords())", "\"\\\"ab\\\".elem_ords()\""),
+        ("type(b'ab'.elems())", "\"bytes.elems\""),
         ("list(b'ab'.elems())", "[97,98]"),
         ("'{} {}'.format(1, 'a')", "\"1 a\""),
         ("'{1}{0}'.format(1, 2)", "\"21\""),
@@ -778,8 +782,10 @@ fn math_module() {
 
 #[test]
 fn builtins_respect_budgets() {
-    let mut limits = Limits::default();
-    limits.max_heap_bytes = 1 << 20;
+    let limits = Limits {
+        max_heap_bytes: 1 << 20,
+        ..Limits::default()
+    };
     let src = "def main():\n    return len(list(range(10000000)))\n";
     let e = execute(src, &[], &NoHost, &limits, None).unwrap_err();
     assert_eq!(e, ExecError::ResourceLimit(LimitKind::HeapBytes));

@@ -7,10 +7,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A recorded capability call: its name and keyword arguments.
+type Recorded = (String, Vec<(String, Data)>);
+
 /// A host that records calls and answers from a closure.
 struct TestHost<F: Fn(&HostCall<'_>) -> Result<Data, String>> {
     answer: F,
-    calls: RefCell<Vec<(String, Vec<(String, Data)>)>>,
+    calls: RefCell<Vec<Recorded>>,
 }
 
 impl<F: Fn(&HostCall<'_>) -> Result<Data, String>> Host for TestHost<F> {

@@ -19,6 +19,12 @@ use crate::error::{Error, Result};
 use crate::interp::Thread;
 use crate::value::Value;
 
+impl std::fmt::Debug for BuiltinFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<built-in {}>", self.name)
+    }
+}
+
 /// A builtin function or method.
 pub struct BuiltinFn {
     /// The name starlark-go reports (`len`, `append`, ...).

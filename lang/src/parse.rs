@@ -1,0 +1,1126 @@
+//! The parser entry point, the helpers the grammar's actions call to build
+//! arena nodes, and the translation of lalrpop's errors into starlark-go's
+//! wording.
+//!
+//! The grammar (`grammar/starlark.lalrpop`) is LR; starlark-go's parser is
+//! recursive descent and words an error after the production it was in
+//! ("got X, want ')'", "want primary expression", "not an identifier").
+//! [`parse`] recovers that production from the set of tokens the LR state
+//! expected and from the bracket context the lexer recorded, and reports
+//! the error where starlark-go does: at the end of the offending token.
+//!
+//! The binary-operator levels are parsed flat and arranged by precedence
+//! here ([`flat_push`]), which spares the LR parser a chain of unit
+//! reductions per operand. Every node's depth is computed as it is built
+//! and bounded by
+//! [`MAX_NESTING`] (expressions) and `MAX_NESTING + 1` (statements, which
+//! include the expressions inside them), so later recursive walks are
+//! bounded.
+
+use crate::ast::{
+    self, AssignOp, BinOp, Clause, DictEntry, Expr, ExprKind, Function, Ident, Literal, Module,
+    Param, ParamKind, Span, Stmt, StmtKind, UnaryOp,
+};
+use crate::lexer::{Bracket, LexError, Lexer, Spanned, TOO_DEEP};
+use crate::token::Tok;
+use crate::{Diagnostic, MAX_NESTING};
+use bumpalo::collections::Vec as BVec;
+use bumpalo::Bump;
+use lalrpop_util::ParseError;
+use std::cell::{OnceCell, RefCell};
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        unused_qualifications,
+        dead_code,
+        unused_imports
+    )]
+    grammar,
+    "/starlark.rs"
+);
+
+/// Parses `source` into a module allocated in `arena`. The module's
+/// `scope` and `globals` are left for the resolver.
+pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Diagnostic> {
+    if u32::try_from(source.len()).is_err() {
+        return Err(Diagnostic::new(0, "source too large"));
+    }
+    let ctx = Ctx::default();
+    let mut lexer = Lexer::new(arena, source);
+    let result = grammar::FileParser::new().parse(arena, &ctx, &mut lexer);
+    match result {
+        Ok(stmts) => Ok(arena.alloc(Module {
+            stmts: stmts.into_bump_slice(),
+            source,
+            scope: OnceCell::new(),
+            globals: OnceCell::new(),
+        })),
+        Err(e) => Err(syntax_error(e, &lexer, source)),
+    }
+}
+
+/// State shared with the grammar's actions.
+#[derive(Default)]
+pub(crate) struct Ctx<'a> {
+    /// Binary operators still waiting for their right operand, with their
+    /// left operands, for the flat expression levels (see [`flat_push`]).
+    /// Nested expressions complete before the enclosing one continues, so
+    /// one stack serves them all.
+    pending: RefCell<Vec<Pending<'a>>>,
+}
+
+/// `left op` waiting for the operand to its right.
+pub(crate) struct Pending<'a> {
+    left: X<'a>,
+    op: BinOp,
+    pos: usize,
+}
+
+/// A flat binary expression under construction: where its pending
+/// operators start on [`Ctx::pending`], and its rightmost operand.
+pub(crate) type Flat<'a> = (usize, X<'a>);
+
+pub(crate) type PErr<'a> = ParseError<usize, Tok<'a>, LexError>;
+pub(crate) type PResult<'a, T> = Result<T, PErr<'a>>;
+
+/// An expression under construction with its depth (a leaf is 1).
+pub(crate) struct X<'a> {
+    /// Already in the arena: parser symbols stay small (lalrpop moves them
+    /// on every reduction), and parents link to it without copying.
+    pub e: &'a mut Expr<'a>,
+    pub d: u32,
+}
+
+/// A statement under construction with its depth.
+pub(crate) struct S<'a> {
+    pub s: &'a mut Stmt<'a>,
+    pub d: u32,
+}
+
+/// Statements of a block and the depth of the deepest.
+pub(crate) type Block<'a> = (BVec<'a, Stmt<'a>>, u32);
+/// Expressions of a display and the depth of the deepest.
+pub(crate) type List<'a> = (BVec<'a, Expr<'a>>, u32);
+pub(crate) type Params<'a> = (BVec<'a, Param<'a>>, u32);
+pub(crate) type Args<'a> = (BVec<'a, ast::Arg<'a>>, u32);
+pub(crate) type Entries<'a> = (BVec<'a, DictEntry<'a>>, u32);
+pub(crate) type Clauses<'a> = (BVec<'a, Clause<'a>>, u32);
+/// A literal token with its byte range.
+pub(crate) type LitTok<'a> = (Literal<'a>, usize, usize);
+
+/// One operand of `load` after the module.
+pub(crate) enum LoadItem<'a> {
+    Plain(LitTok<'a>),
+    Alias(&'a Ident<'a>, LitTok<'a>),
+}
+
+/// A placeholder left where an expression was moved out.
+fn placeholder<'a>() -> Expr<'a> {
+    Expr {
+        kind: ExprKind::Tuple(&[]),
+        span: Span::default(),
+    }
+}
+
+/// Moves an expression out of its arena slot (leaving a placeholder), for
+/// the AST fields that hold expressions by value.
+pub(crate) fn take<'a>(e: &mut Expr<'a>) -> Expr<'a> {
+    std::mem::replace(e, placeholder())
+}
+
+fn take_stmt<'a>(s: &mut Stmt<'a>) -> Stmt<'a> {
+    let placeholder = Stmt {
+        kind: StmtKind::Pass,
+        span: Span::default(),
+    };
+    std::mem::replace(s, placeholder)
+}
+
+fn user<'a>(pos: usize, message: impl Into<String>) -> PErr<'a> {
+    ParseError::User {
+        error: LexError::new(pos, message),
+    }
+}
+
+fn span(l: usize, r: usize) -> Span {
+    Span::new(l as u32, r as u32)
+}
+
+/// Checks an expression depth against the limit.
+fn expr_depth<'a>(d: u32, pos: usize) -> PResult<'a, u32> {
+    if d as usize > MAX_NESTING {
+        return Err(user(pos, TOO_DEEP));
+    }
+    Ok(d)
+}
+
+/// Checks a statement depth: a statement may hold a full-depth expression.
+fn stmt_depth<'a>(d: u32, pos: usize) -> PResult<'a, u32> {
+    if d as usize > MAX_NESTING + 1 {
+        return Err(user(pos, TOO_DEEP));
+    }
+    Ok(d)
+}
+
+fn node<'a>(
+    arena: &'a Bump,
+    kind: ExprKind<'a>,
+    l: u32,
+    r: u32,
+    d: u32,
+    pos: usize,
+) -> PResult<'a, X<'a>> {
+    Ok(X {
+        e: arena.alloc(Expr {
+            kind,
+            span: Span::new(l, r),
+        }),
+        d: expr_depth(d, pos)?,
+    })
+}
+
+fn stmt<'a>(
+    arena: &'a Bump,
+    kind: StmtKind<'a>,
+    l: u32,
+    r: u32,
+    d: u32,
+    pos: usize,
+) -> PResult<'a, S<'a>> {
+    Ok(S {
+        s: arena.alloc(Stmt {
+            kind,
+            span: Span::new(l, r),
+        }),
+        d: stmt_depth(d, pos)?,
+    })
+}
+
+pub(crate) fn ident<'a>(arena: &'a Bump, name: &'a str, l: usize, r: usize) -> &'a Ident<'a> {
+    arena.alloc(Ident::new(name, span(l, r)))
+}
+
+pub(crate) fn ident_expr<'a>(arena: &'a Bump, id: &'a Ident<'a>) -> X<'a> {
+    let sp = id.span;
+    X {
+        e: arena.alloc(Expr {
+            kind: ExprKind::Ident(id),
+            span: sp,
+        }),
+        d: 1,
+    }
+}
+
+pub(crate) fn lit<'a>(arena: &'a Bump, v: Literal<'a>, l: usize, r: usize) -> X<'a> {
+    X {
+        e: arena.alloc(Expr {
+            kind: ExprKind::Literal(v),
+            span: span(l, r),
+        }),
+        d: 1,
+    }
+}
+
+pub(crate) fn empty_list<'a>(
+    arena: &'a Bump,
+    kind: fn(&'a [Expr<'a>]) -> ExprKind<'a>,
+    l: usize,
+    r: usize,
+) -> X<'a> {
+    X {
+        e: arena.alloc(Expr {
+            kind: kind(&[]),
+            span: span(l, r),
+        }),
+        d: 1,
+    }
+}
+
+pub(crate) fn empty_dict<'a>(arena: &'a Bump, l: usize, r: usize) -> X<'a> {
+    X {
+        e: arena.alloc(Expr {
+            kind: ExprKind::Dict(&[]),
+            span: span(l, r),
+        }),
+        d: 1,
+    }
+}
+
+pub(crate) fn list1<'a>(arena: &'a Bump, x: X<'a>) -> List<'a> {
+    let mut v = BVec::with_capacity_in(2, arena);
+    v.push(take(x.e));
+    (v, x.d)
+}
+
+pub(crate) fn list2<'a>(arena: &'a Bump, a: X<'a>, b: X<'a>) -> List<'a> {
+    let mut v = BVec::with_capacity_in(2, arena);
+    let d = a.d.max(b.d);
+    v.push(take(a.e));
+    v.push(take(b.e));
+    (v, d)
+}
+
+pub(crate) fn push_x<'a>(mut l: List<'a>, x: X<'a>) -> List<'a> {
+    l.1 = l.1.max(x.d);
+    l.0.push(take(x.e));
+    l
+}
+
+/// An unparenthesised tuple `a, b`.
+pub(crate) fn tuple<'a>(arena: &'a Bump, l: List<'a>) -> PResult<'a, X<'a>> {
+    let (items, d) = l;
+    let items = items.into_bump_slice();
+    let (start, end) = match (items.first(), items.last()) {
+        (Some(a), Some(b)) => (a.span.start, b.span.end),
+        _ => (0, 0),
+    };
+    node(
+        arena,
+        ExprKind::Tuple(items),
+        start,
+        end,
+        d + 1,
+        start as usize,
+    )
+}
+
+/// `(x)`, `(x,)` or `(a, b, ...)`.
+pub(crate) fn paren<'a>(
+    arena: &'a Bump,
+    l: usize,
+    list: List<'a>,
+    comma: bool,
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let (mut items, d) = list;
+    let inner = if items.len() == 1 && !comma {
+        match items.pop() {
+            Some(e) => X {
+                e: arena.alloc(e),
+                d,
+            },
+            None => return Err(user(l, "internal error: empty parenthesis")),
+        }
+    } else {
+        let items = items.into_bump_slice();
+        let (start, end) = match (items.first(), items.last()) {
+            (Some(a), Some(b)) => (a.span.start, b.span.end),
+            _ => (l as u32, r as u32),
+        };
+        node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?
+    };
+    node(
+        arena,
+        ExprKind::Paren(inner.e),
+        l as u32,
+        r as u32,
+        inner.d + 1,
+        l,
+    )
+}
+
+pub(crate) fn list<'a>(arena: &'a Bump, l: usize, list: List<'a>, r: usize) -> PResult<'a, X<'a>> {
+    let (items, d) = list;
+    node(
+        arena,
+        ExprKind::List(items.into_bump_slice()),
+        l as u32,
+        r as u32,
+        d + 1,
+        l,
+    )
+}
+
+pub(crate) fn entry<'a>(
+    arena: &'a Bump,
+    k: X<'a>,
+    colon: usize,
+    v: X<'a>,
+) -> (&'a mut DictEntry<'a>, u32) {
+    let d = k.d.max(v.d) + 1;
+    let e = arena.alloc(DictEntry {
+        key: take(k.e),
+        value: take(v.e),
+        colon: colon as u32,
+    });
+    (e, d)
+}
+
+fn take_entry<'a>(e: &mut DictEntry<'a>) -> DictEntry<'a> {
+    DictEntry {
+        key: take(&mut e.key),
+        value: take(&mut e.value),
+        colon: e.colon,
+    }
+}
+
+pub(crate) fn entries1<'a>(arena: &'a Bump, e: (&'a mut DictEntry<'a>, u32)) -> Entries<'a> {
+    let mut v = BVec::with_capacity_in(2, arena);
+    v.push(take_entry(e.0));
+    (v, e.1)
+}
+
+pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (&'a mut DictEntry<'a>, u32)) -> Entries<'a> {
+    l.1 = l.1.max(e.1);
+    l.0.push(take_entry(e.0));
+    l
+}
+
+pub(crate) fn dict<'a>(arena: &'a Bump, l: usize, e: Entries<'a>, r: usize) -> PResult<'a, X<'a>> {
+    node(
+        arena,
+        ExprKind::Dict(e.0.into_bump_slice()),
+        l as u32,
+        r as u32,
+        e.1 + 1,
+        l,
+    )
+}
+
+pub(crate) fn clauses1<'a>(arena: &'a Bump, c: (Clause<'a>, u32)) -> Clauses<'a> {
+    let mut v = BVec::with_capacity_in(2, arena);
+    v.push(c.0);
+    (v, c.1)
+}
+
+pub(crate) fn push_clause<'a>(mut l: Clauses<'a>, c: (Clause<'a>, u32)) -> Clauses<'a> {
+    l.1 = l.1.max(c.1);
+    l.0.push(c.0);
+    l
+}
+
+pub(crate) fn comp_for<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    p: usize,
+    vars: X<'a>,
+    iter: Flat<'a>,
+) -> PResult<'a, (Clause<'a>, u32)> {
+    let iter = flat_finish(arena, ctx, iter)?;
+    let d = expr_depth(vars.d.max(iter.d) + 1, p)?;
+    Ok((
+        Clause::For {
+            vars: vars.e,
+            iter: iter.e,
+            for_pos: p as u32,
+        },
+        d,
+    ))
+}
+
+pub(crate) fn comp_if<'a>(p: usize, c: X<'a>) -> PResult<'a, (Clause<'a>, u32)> {
+    let d = expr_depth(c.d + 1, p)?;
+    Ok((
+        Clause::If {
+            cond: c.e,
+            if_pos: p as u32,
+        },
+        d,
+    ))
+}
+
+pub(crate) fn list_comp<'a>(
+    arena: &'a Bump,
+    l: usize,
+    body: X<'a>,
+    c: Clauses<'a>,
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let d = body.d.max(c.1) + 1;
+    let kind = ExprKind::ListComp {
+        body: body.e,
+        clauses: c.0.into_bump_slice(),
+    };
+    node(arena, kind, l as u32, r as u32, d, l)
+}
+
+pub(crate) fn dict_comp<'a>(
+    arena: &'a Bump,
+    l: usize,
+    e: (&'a mut DictEntry<'a>, u32),
+    c: Clauses<'a>,
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let d = e.1.max(c.1) + 1;
+    let kind = ExprKind::DictComp {
+        key: &e.0.key,
+        value: &e.0.value,
+        clauses: c.0.into_bump_slice(),
+        colon: e.0.colon,
+    };
+    node(arena, kind, l as u32, r as u32, d, l)
+}
+
+pub(crate) fn cond<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    then: Flat<'a>,
+    p: usize,
+    c: Flat<'a>,
+    els: X<'a>,
+) -> PResult<'a, X<'a>> {
+    // The condition's operators wait above the then-branch's.
+    let c = flat_finish(arena, ctx, c)?;
+    let then = flat_finish(arena, ctx, then)?;
+    let d = then.d.max(c.d).max(els.d) + 1;
+    let (l, r) = (then.e.span.start, els.e.span.end);
+    let kind = ExprKind::Cond {
+        then: then.e,
+        cond: c.e,
+        els: els.e,
+        if_pos: p as u32,
+    };
+    node(arena, kind, l, r, d, p)
+}
+
+pub(crate) fn binary<'a>(
+    arena: &'a Bump,
+    l: X<'a>,
+    op: BinOp,
+    p: usize,
+    r: X<'a>,
+) -> PResult<'a, X<'a>> {
+    let d = l.d.max(r.d) + 1;
+    let (start, end) = (l.e.span.start, r.e.span.end);
+    let kind = ExprKind::Binary {
+        op,
+        l: l.e,
+        r: r.e,
+        op_pos: p as u32,
+    };
+    node(arena, kind, start, end, d, p)
+}
+
+/// Binding strength of a binary operator, as in starlark-go (`not` would
+/// sit at 2, between `and` and the comparisons).
+fn precedence(op: BinOp) -> u8 {
+    match op {
+        BinOp::Or => 0,
+        BinOp::And => 1,
+        BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::In
+        | BinOp::NotIn => 3,
+        BinOp::BitOr => 4,
+        BinOp::BitXor => 5,
+        BinOp::BitAnd => 6,
+        BinOp::Shl | BinOp::Shr => 7,
+        BinOp::Add | BinOp::Sub => 8,
+        BinOp::Mul | BinOp::Div | BinOp::FloorDiv | BinOp::Mod => 9,
+    }
+}
+
+/// The first operand of a flat expression.
+pub(crate) fn flat_start<'a>(ctx: &Ctx<'a>, x: X<'a>) -> Flat<'a> {
+    (ctx.pending.borrow().len(), x)
+}
+
+/// `... op r`: operators waiting on the stack that bind at least as tightly
+/// as `op` take the current operand (left associativity), then `op` waits.
+/// Comparisons do not associate: meeting one while another waits at the
+/// same level is starlark-go's error, at the end of the second operator.
+pub(crate) fn flat_push<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    flat: Flat<'a>,
+    op: (BinOp, usize, usize),
+    r: X<'a>,
+) -> PResult<'a, Flat<'a>> {
+    let (base, mut cur) = flat;
+    let prec = precedence(op.0);
+    let mut pending = ctx.pending.borrow_mut();
+    while pending.len() > base {
+        let top = match pending.last() {
+            Some(t) if precedence(t.op) >= prec => t,
+            _ => break,
+        };
+        if prec == 3 && precedence(top.op) == 3 {
+            let msg = format!(
+                "{} does not associate with {} (use parens)",
+                top.op.as_str(),
+                op.0.as_str()
+            );
+            return Err(user(op.2, msg));
+        }
+        let Some(top) = pending.pop() else { break };
+        cur = binary(arena, top.left, top.op, top.pos, cur)?;
+    }
+    pending.push(Pending {
+        left: cur,
+        op: op.0,
+        pos: op.1,
+    });
+    Ok((base, r))
+}
+
+/// Completes a flat expression: every waiting operator takes its right
+/// operand, innermost (tightest) first.
+pub(crate) fn flat_finish<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    flat: Flat<'a>,
+) -> PResult<'a, X<'a>> {
+    let (base, mut cur) = flat;
+    let mut pending = ctx.pending.borrow_mut();
+    while pending.len() > base {
+        let Some(top) = pending.pop() else { break };
+        cur = binary(arena, top.left, top.op, top.pos, cur)?;
+    }
+    Ok(cur)
+}
+
+pub(crate) fn unary<'a>(arena: &'a Bump, op: UnaryOp, p: usize, x: X<'a>) -> PResult<'a, X<'a>> {
+    let d = x.d + 1;
+    let end = x.e.span.end;
+    let kind = ExprKind::Unary {
+        op,
+        x: x.e,
+        op_pos: p as u32,
+    };
+    node(arena, kind, p as u32, end, d, p)
+}
+
+pub(crate) fn dot<'a>(
+    arena: &'a Bump,
+    x: X<'a>,
+    p: usize,
+    name: &'a Ident<'a>,
+) -> PResult<'a, X<'a>> {
+    let d = x.d + 1;
+    let (l, r) = (x.e.span.start, name.span.end);
+    let kind = ExprKind::Dot {
+        x: x.e,
+        name,
+        dot: p as u32,
+    };
+    node(arena, kind, l, r, d, p)
+}
+
+pub(crate) fn index<'a>(
+    arena: &'a Bump,
+    x: X<'a>,
+    lb: usize,
+    i: X<'a>,
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let d = x.d.max(i.d) + 1;
+    let l = x.e.span.start;
+    let kind = ExprKind::Index {
+        x: x.e,
+        index: i.e,
+        lbrack: lb as u32,
+    };
+    node(arena, kind, l, r as u32, d, lb)
+}
+
+pub(crate) fn slice<'a>(
+    arena: &'a Bump,
+    x: X<'a>,
+    lb: usize,
+    parts: [Option<X<'a>>; 3],
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let mut d = x.d;
+    let l = x.e.span.start;
+    let [lo, hi, step] = parts.map(|p| {
+        p.map(|p| {
+            d = d.max(p.d);
+            &*p.e
+        })
+    });
+    let kind = ExprKind::Slice {
+        x: x.e,
+        lo,
+        hi,
+        step,
+        lbrack: lb as u32,
+    };
+    node(arena, kind, l, r as u32, d + 1, lb)
+}
+
+/// An argument, built in the arena so that the parser's symbols stay small.
+pub(crate) fn arg<'a>(arena: &'a Bump, a: ast::Arg<'a>, d: u32) -> (&'a mut ast::Arg<'a>, u32) {
+    (arena.alloc(a), d)
+}
+
+fn take_arg<'a>(a: &mut ast::Arg<'a>) -> ast::Arg<'a> {
+    std::mem::replace(a, ast::Arg::Positional(placeholder()))
+}
+
+pub(crate) fn args1<'a>(arena: &'a Bump, a: (&'a mut ast::Arg<'a>, u32)) -> Args<'a> {
+    let mut v = BVec::with_capacity_in(4, arena);
+    v.push(take_arg(a.0));
+    (v, a.1)
+}
+
+pub(crate) fn push_arg<'a>(mut l: Args<'a>, a: (&'a mut ast::Arg<'a>, u32)) -> Args<'a> {
+    l.1 = l.1.max(a.1);
+    l.0.push(take_arg(a.0));
+    l
+}
+
+pub(crate) fn call<'a>(
+    arena: &'a Bump,
+    f: X<'a>,
+    lp: usize,
+    args: Option<Args<'a>>,
+    r: usize,
+) -> PResult<'a, X<'a>> {
+    let (args, ad): (&'a [ast::Arg<'a>], u32) = match args {
+        Some((v, d)) => (v.into_bump_slice(), d),
+        None => (&[], 0),
+    };
+    let d = f.d.max(ad) + 1;
+    let l = f.e.span.start;
+    let kind = ExprKind::Call {
+        func: f.e,
+        args,
+        lparen: lp as u32,
+    };
+    node(arena, kind, l, r as u32, d, lp)
+}
+
+pub(crate) fn param<'a>(kind: ParamKind<'a>, l: usize, r: usize, d: u32) -> (Param<'a>, u32) {
+    (
+        Param {
+            kind,
+            span: span(l, r),
+        },
+        d,
+    )
+}
+
+pub(crate) fn params1<'a>(arena: &'a Bump, p: (Param<'a>, u32)) -> Params<'a> {
+    let mut v = BVec::with_capacity_in(4, arena);
+    v.push(p.0);
+    (v, p.1)
+}
+
+pub(crate) fn push_param<'a>(mut l: Params<'a>, p: (Param<'a>, u32)) -> Params<'a> {
+    l.1 = l.1.max(p.1);
+    l.0.push(p.0);
+    l
+}
+
+pub(crate) fn lambda<'a>(
+    arena: &'a Bump,
+    p: usize,
+    params: Option<Params<'a>>,
+    body: X<'a>,
+) -> PResult<'a, X<'a>> {
+    let (params, pd): (&'a [Param<'a>], u32) = match params {
+        Some((v, d)) => (v.into_bump_slice(), d),
+        None => (&[], 0),
+    };
+    // The lambda, its implicit `return`, and the body.
+    let d = body.d.max(pd) + 2;
+    let end = body.e.span.end;
+    let sp = body.e.span;
+    let ret = Stmt {
+        kind: StmtKind::Return(Some(body.e)),
+        span: sp,
+    };
+    let func = arena.alloc(Function {
+        name: "lambda",
+        pos: p as u32,
+        params,
+        body: std::slice::from_ref(arena.alloc(ret)),
+        scope: OnceCell::new(),
+    });
+    node(arena, ExprKind::Lambda(func), p as u32, end, d, p)
+}
+
+pub(crate) fn block1<'a>(arena: &'a Bump, s: S<'a>) -> Block<'a> {
+    let mut v = BVec::with_capacity_in(4, arena);
+    v.push(take_stmt(s.s));
+    (v, s.d)
+}
+
+pub(crate) fn push_stmt<'a>(mut b: Block<'a>, s: S<'a>) -> Block<'a> {
+    b.1 = b.1.max(s.d);
+    b.0.push(take_stmt(s.s));
+    b
+}
+
+/// Appends a top-level statement.
+pub(crate) fn push_top<'a>(mut b: BVec<'a, Stmt<'a>>, s: S<'a>) -> BVec<'a, Stmt<'a>> {
+    b.push(take_stmt(s.s));
+    b
+}
+
+pub(crate) fn simple<'a>(arena: &'a Bump, kind: StmtKind<'a>, l: usize, r: usize) -> S<'a> {
+    S {
+        s: arena.alloc(Stmt {
+            kind,
+            span: span(l, r),
+        }),
+        d: 1,
+    }
+}
+
+pub(crate) fn ret<'a>(arena: &'a Bump, l: usize, x: X<'a>) -> PResult<'a, S<'a>> {
+    let (r, d) = (x.e.span.end, x.d + 1);
+    stmt(arena, StmtKind::Return(Some(x.e)), l as u32, r, d, l)
+}
+
+pub(crate) fn expr_stmt<'a>(arena: &'a Bump, x: X<'a>) -> PResult<'a, S<'a>> {
+    let (sp, d) = (x.e.span, x.d + 1);
+    stmt(
+        arena,
+        StmtKind::Expr(x.e),
+        sp.start,
+        sp.end,
+        d,
+        sp.start as usize,
+    )
+}
+
+pub(crate) fn assign<'a>(
+    arena: &'a Bump,
+    lhs: X<'a>,
+    op: (AssignOp, usize),
+    rhs: X<'a>,
+) -> PResult<'a, S<'a>> {
+    let (l, r) = (lhs.e.span.start, rhs.e.span.end);
+    let d = lhs.d.max(rhs.d) + 1;
+    let kind = StmtKind::Assign {
+        lhs: lhs.e,
+        op: op.0,
+        op_pos: op.1 as u32,
+        rhs: rhs.e,
+    };
+    stmt(arena, kind, l, r, d, op.1)
+}
+
+fn block_end(b: &[Stmt<'_>], default: u32) -> u32 {
+    b.last().map_or(default, |s| s.span.end)
+}
+
+pub(crate) fn def<'a>(
+    arena: &'a Bump,
+    p: usize,
+    name: &'a Ident<'a>,
+    params: Option<Params<'a>>,
+    body: Block<'a>,
+) -> PResult<'a, S<'a>> {
+    let (params, pd): (&'a [Param<'a>], u32) = match params {
+        Some((v, d)) => (v.into_bump_slice(), d),
+        None => (&[], 0),
+    };
+    let d = body.1.max(pd) + 1;
+    let body = body.0.into_bump_slice();
+    let end = block_end(body, name.span.end);
+    let func = arena.alloc(Function {
+        name: name.name,
+        pos: p as u32,
+        params,
+        body,
+        scope: OnceCell::new(),
+    });
+    stmt(arena, StmtKind::Def { name, func }, p as u32, end, d, p)
+}
+
+pub(crate) fn if_stmt<'a>(
+    arena: &'a Bump,
+    p: usize,
+    c: X<'a>,
+    then: Block<'a>,
+    els: (&'a [Stmt<'a>], u32),
+) -> PResult<'a, S<'a>> {
+    let d = c.d.max(then.1).max(els.1) + 1;
+    let then = then.0.into_bump_slice();
+    let end = block_end(els.0, block_end(then, c.e.span.end));
+    let kind = StmtKind::If {
+        cond: c.e,
+        then,
+        els: els.0,
+    };
+    stmt(arena, kind, p as u32, end, d, p)
+}
+
+/// An `elif` clause: an `If` as the only statement of the `else` branch.
+pub(crate) fn elif<'a>(
+    arena: &'a Bump,
+    p: usize,
+    c: X<'a>,
+    then: Block<'a>,
+    els: (&'a [Stmt<'a>], u32),
+) -> PResult<'a, (&'a [Stmt<'a>], u32)> {
+    let s = if_stmt(arena, p, c, then, els)?;
+    Ok((std::slice::from_ref(s.s), s.d))
+}
+
+pub(crate) fn for_stmt<'a>(
+    arena: &'a Bump,
+    p: usize,
+    vars: X<'a>,
+    iter: X<'a>,
+    body: Block<'a>,
+) -> PResult<'a, S<'a>> {
+    let d = vars.d.max(iter.d).max(body.1) + 1;
+    let body = body.0.into_bump_slice();
+    let end = block_end(body, iter.e.span.end);
+    let kind = StmtKind::For {
+        vars: vars.e,
+        iter: iter.e,
+        body,
+    };
+    stmt(arena, kind, p as u32, end, d, p)
+}
+
+/// A `while` loop: parsed so that the resolver can reject it with
+/// starlark-go's wording.
+pub(crate) fn while_stmt<'a>(
+    arena: &'a Bump,
+    p: usize,
+    c: X<'a>,
+    body: Block<'a>,
+) -> PResult<'a, S<'a>> {
+    let d = c.d.max(body.1) + 1;
+    let body = body.0.into_bump_slice();
+    let end = block_end(body, c.e.span.end);
+    let kind = StmtKind::While { cond: c.e, body };
+    stmt(arena, kind, p as u32, end, d, p)
+}
+
+pub(crate) fn load<'a>(
+    arena: &'a Bump,
+    l: usize,
+    lparen: usize,
+    module: LitTok<'a>,
+    items: Vec<LoadItem<'a>>,
+    r: usize,
+) -> PResult<'a, S<'a>> {
+    let Literal::String(module_name) = module.0 else {
+        return Err(user(
+            module.2,
+            "first operand of load statement must be a string literal",
+        ));
+    };
+    let mut names = BVec::with_capacity_in(items.len(), arena);
+    for item in items {
+        match item {
+            LoadItem::Plain((lit, ls, le)) => {
+                let Literal::String(name) = lit else {
+                    let got = Tok::Lit(lit).describe();
+                    let msg =
+                        format!("load operand must be \"name\" or localname=\"name\" (got {got})");
+                    return Err(user(le, msg));
+                };
+                // starlark-go places the binding one column into the literal.
+                let id = ident(arena, name, ls + 1, le);
+                names.push((id, name));
+            }
+            LoadItem::Alias(id, (lit, _, le)) => {
+                let Literal::String(name) = lit else {
+                    let msg = format!(
+                        "original name of loaded symbol must be quoted: {}=\"originalname\"",
+                        id.name
+                    );
+                    return Err(user(le, msg));
+                };
+                names.push((id, name));
+            }
+        }
+    }
+    if names.is_empty() {
+        return Err(user(lparen, "load statement must import at least 1 symbol"));
+    }
+    let kind = StmtKind::Load {
+        module: module_name,
+        names: names.into_bump_slice(),
+    };
+    stmt(arena, kind, l as u32, r as u32, 1, l)
+}
+
+/// How starlark-go names an expected terminal of the grammar.
+fn terminal_name(t: &str) -> String {
+    let t = t.trim_matches('"');
+    match t {
+        "NEWLINE" => "newline".into(),
+        "EOF" => "end of file".into(),
+        "INDENT" => "indent".into(),
+        "OUTDENT" => "outdent".into(),
+        "IDENT" => "identifier".into(),
+        "LIT" => "primary expression".into(),
+        _ if t.starts_with(|c: char| c.is_ascii_alphabetic()) => t.into(),
+        _ => format!("'{t}'"),
+    }
+}
+
+/// Turns a lalrpop error into starlark-go's diagnostic.
+fn syntax_error<'a>(err: PErr<'a>, lx: &Lexer<'a>, src: &str) -> Diagnostic {
+    let (got, pos, expected) = match err {
+        ParseError::User { error } => return Diagnostic::new(error.pos as u32, error.message),
+        ParseError::InvalidToken { location } => {
+            return Diagnostic::new(location as u32, "invalid token")
+        }
+        ParseError::ExtraToken { token: (_, t, r) } => {
+            return Diagnostic::new(r as u32, format!("got {}, want end of file", t.describe()))
+        }
+        ParseError::UnrecognizedEof { expected, .. } => (None, src.len(), expected),
+        ParseError::UnrecognizedToken {
+            token: (_, t, r),
+            expected,
+        } => (Some(t), r, expected),
+    };
+    let message = describe(got, &expected, lx);
+    match message {
+        Wording::At(p, m) => Diagnostic::new(p as u32, m),
+        Wording::Here(m) => Diagnostic::new(pos as u32, m),
+    }
+}
+
+enum Wording {
+    /// A message at the end of the offending token.
+    Here(String),
+    /// A message at another position.
+    At(usize, String),
+}
+
+/// Words a parse error like starlark-go's recursive-descent parser.
+fn describe<'a>(got: Option<Tok<'a>>, expected: &[String], lx: &Lexer<'a>) -> Wording {
+    let has = |name: &str| expected.iter().any(|e| e.trim_matches('"') == name);
+    let got_name = got.map_or("end of file", |t| t.describe());
+    let is_eof = matches!(got, None | Some(Tok::EofNewline));
+    // The tokens before the offending one, newest first, and the bracket
+    // the offending token was read in.
+    let (before, ctx, depth): (&[Option<Spanned<'a>>], _, _) = if got.is_some() {
+        (&lx.recent[1..], lx.ctx, lx.ctx_depth)
+    } else {
+        (&lx.recent[..], None, 0)
+    };
+    let prev = before.first().copied().flatten();
+    let prev_tok = prev.map(|p| p.1);
+    let want = |w: &str| Wording::Here(format!("got {got_name}, want {w}"));
+
+    if ctx == Some(Bracket::Load) {
+        match prev_tok {
+            Some(Tok::LParen) => {
+                return Wording::Here(
+                    "first operand of load statement must be a string literal".into(),
+                )
+            }
+            Some(Tok::Comma) => {
+                return Wording::Here(format!(
+                    "load operand must be \"name\" or localname=\"name\" (got {got_name})"
+                ))
+            }
+            Some(Tok::Ident(id)) => {
+                return Wording::Here(format!(
+                    "load operand must be \"{id}\" or {id}=\"originalname\" (want '=' after {id})"
+                ))
+            }
+            Some(Tok::Eq) => {
+                let id = match before.get(1).copied().flatten() {
+                    Some((_, Tok::Ident(id), _)) => id,
+                    _ => "",
+                };
+                return Wording::Here(format!(
+                    "original name of loaded symbol must be quoted: {id}=\"originalname\""
+                ));
+            }
+            _ if is_eof => return want("')'"),
+            _ => return want("','"),
+        }
+    }
+    if has("LIT") {
+        let terminator = is_eof
+            || matches!(
+                got,
+                Some(Tok::Newline | Tok::Eq | Tok::RBrace | Tok::RBrack | Tok::RParen | Tok::Semi)
+            );
+        if let Some((comma, Tok::Comma, _)) = prev {
+            if terminator && matches!(ctx, None | Some(Bracket::Index)) {
+                return Wording::At(comma, "unparenthesized tuple with trailing comma".into());
+            }
+        }
+        // A trailing comma is fine in a parenthesised or bracketed list,
+        // which then wants its closing bracket.
+        if matches!(prev_tok, Some(Tok::Comma)) && terminator {
+            match ctx {
+                Some(Bracket::Group) => return want("')'"),
+                Some(Bracket::List) => return want("']'"),
+                _ => {}
+            }
+        }
+        if ctx == Some(Bracket::Call) && matches!(prev_tok, Some(Tok::LParen)) && is_eof {
+            return want("')'");
+        }
+        return want("primary expression");
+    }
+    if has("IDENT") {
+        if ctx == Some(Bracket::DefParams)
+            && matches!(prev_tok, Some(Tok::LParen))
+            && (is_eof || matches!(got, Some(Tok::Colon)))
+        {
+            return want("')'");
+        }
+        if matches!(prev_tok, Some(Tok::Star)) && has(",") {
+            return want("','");
+        }
+        return Wording::Here("not an identifier".into());
+    }
+    if has("INDENT") {
+        return want("indent");
+    }
+    if has("else") {
+        if let Some(p) = lx.last_if(depth) {
+            return Wording::At(p, "conditional expression without else clause".into());
+        }
+    }
+    // After the variables of a `for` (comparisons also accept `in`).
+    if has("in") && !has("==") {
+        return want("in");
+    }
+    // After a parameter name: the parameter loop wants a comma, or at the
+    // end of the file the token that closes the list.
+    if has("=") && has(",") && !has("NEWLINE") {
+        if is_eof {
+            return want(if has(")") { "')'" } else { "':'" });
+        }
+        return want("','");
+    }
+    // After a complete expression: what the enclosing production of
+    // starlark-go's parser consumes next.
+    match ctx {
+        Some(b @ (Bracket::List | Bracket::Dict)) if has("for") && !has(",") => {
+            let close = if b == Bracket::List { ']' } else { '}' };
+            return want(&format!("'{close}', for, or if"));
+        }
+        None if has(":") => return want("':'"),
+        None if has("NEWLINE") => return want("newline"),
+        Some(Bracket::Group) if has(")") => return want("')'"),
+        Some(Bracket::Call) if matches!(got, Some(Tok::Eq)) => {
+            return Wording::Here("keyword argument must have form name=expr".into())
+        }
+        Some(Bracket::Call | Bracket::DefParams) if is_eof => return want("')'"),
+        Some(Bracket::Call | Bracket::DefParams) if has(",") => return want("','"),
+        Some(Bracket::List | Bracket::Index) if has("]") => return want("']'"),
+        Some(Bracket::Dict) if has(":") && !has("}") => return want("':'"),
+        Some(Bracket::Dict) if has("}") => return want("'}'"),
+        _ => {}
+    }
+    if expected.len() == 1 {
+        return want(&terminal_name(&expected[0]));
+    }
+    if has(",") {
+        if is_eof && has(")") {
+            return want("')'");
+        }
+        if is_eof && has(":") {
+            return want("':'");
+        }
+        return want("','");
+    }
+    match expected.first() {
+        Some(t) => want(&terminal_name(t)),
+        None => Wording::Here(format!("got {got_name}")),
+    }
+}

@@ -1,0 +1,240 @@
+//! The bytecode verifier: proves, once per compiled function, the facts the
+//! interpreter relies on to access registers, constants and instructions
+//! without bounds checks.
+//!
+//! For every instruction of a [`Code`]: each register operand (including
+//! every register of a consecutive range such as call arguments) is below
+//! `nregs`; each constant operand and constant index is below
+//! `consts.len()`; call sites and nested functions exist; jump targets are
+//! inside the code; and the last instruction is an unconditional `Return`
+//! or `Jump`, so the program counter can never run past the end. Parameter
+//! and cell slots are checked too, and the free-variable sources of nested
+//! functions against the enclosing frame. A failure is a compiler bug and
+//! surfaces as an internal error instead of undefined behaviour.
+
+use crate::error::{Error, Result};
+use crate::opcode::*;
+
+/// Verifies `code` and every function nested in it.
+pub fn verify(code: &Code<'_>) -> Result<()> {
+    let mut stack = vec![code];
+    while let Some(c) = stack.pop() {
+        verify_one(c)?;
+        stack.extend(c.functions.iter().copied());
+    }
+    Ok(())
+}
+
+fn bad(code: &Code<'_>, pc: usize, what: &str) -> Error {
+    Error::msg(format!(
+        "internal error: invalid bytecode in {} at {pc}: {what}",
+        code.name
+    ))
+}
+
+fn verify_one(code: &Code<'_>) -> Result<()> {
+    let nregs = code.nregs as usize;
+    let nconsts = code.consts.len();
+    let ninstrs = code.instrs.len();
+    if code.positions.len() != ninstrs {
+        return Err(bad(code, 0, "positions do not match instructions"));
+    }
+    match code.instrs.last() {
+        Some(Instr::Return { .. } | Instr::Jump { .. }) => {}
+        _ => return Err(bad(code, ninstrs, "code does not end in return or jump")),
+    }
+    let reg = |pc: usize, r: Reg| -> Result<()> {
+        if (r as usize) < nregs {
+            Ok(())
+        } else {
+            Err(bad(code, pc, "register out of range"))
+        }
+    };
+    let range = |pc: usize, base: Reg, n: usize| -> Result<()> {
+        if base as usize + n <= nregs {
+            Ok(())
+        } else {
+            Err(bad(code, pc, "register range out of range"))
+        }
+    };
+    let konst = |pc: usize, k: u16| -> Result<()> {
+        if (k as usize) < nconsts {
+            Ok(())
+        } else {
+            Err(bad(code, pc, "constant out of range"))
+        }
+    };
+    let rk = |pc: usize, op: Rk| -> Result<()> {
+        if op & RK_CONST != 0 {
+            konst(pc, op & !RK_CONST)
+        } else {
+            reg(pc, op)
+        }
+    };
+    let target = |pc: usize, to: u32| -> Result<()> {
+        if (to as usize) < ninstrs {
+            Ok(())
+        } else {
+            Err(bad(code, pc, "jump out of range"))
+        }
+    };
+    let site = |pc: usize, s: u16| -> Result<&CallSite<'_>> {
+        code.sites
+            .get(s as usize)
+            .ok_or_else(|| bad(code, pc, "call site out of range"))
+    };
+    for (pc, i) in code.instrs.iter().enumerate() {
+        use Instr::*;
+        match *i {
+            Move { dst, src } => {
+                reg(pc, dst)?;
+                reg(pc, src)?;
+            }
+            Const { dst, k } => {
+                reg(pc, dst)?;
+                konst(pc, k)?;
+            }
+            CheckBound { reg: r, name } => {
+                reg(pc, r)?;
+                konst(pc, name)?;
+            }
+            LoadGlobal { dst, .. } => reg(pc, dst)?,
+            StoreGlobal { src, .. } => reg(pc, src)?,
+            LoadCell { dst, slot } => {
+                reg(pc, dst)?;
+                reg(pc, slot)?;
+            }
+            StoreCell { slot, src } => {
+                reg(pc, slot)?;
+                reg(pc, src)?;
+            }
+            LoadFree { dst, idx } => {
+                reg(pc, dst)?;
+                if idx as usize >= code.freevars.len() {
+                    return Err(bad(code, pc, "free variable out of range"));
+                }
+            }
+            Add { dst, a, b }
+            | Sub { dst, a, b }
+            | Mul { dst, a, b }
+            | Div { dst, a, b }
+            | FloorDiv { dst, a, b }
+            | Mod { dst, a, b }
+            | BitAnd { dst, a, b }
+            | BitOr { dst, a, b }
+            | BitXor { dst, a, b }
+            | Shl { dst, a, b }
+            | Shr { dst, a, b }
+            | In { dst, a, b }
+            | NotIn { dst, a, b }
+            | Eq { dst, a, b }
+            | Ne { dst, a, b }
+            | Lt { dst, a, b }
+            | Le { dst, a, b }
+            | Gt { dst, a, b }
+            | Ge { dst, a, b }
+            | InplaceAdd { dst, a, b }
+            | InplaceOr { dst, a, b } => {
+                reg(pc, dst)?;
+                rk(pc, a)?;
+                rk(pc, b)?;
+            }
+            Neg { dst, src } | Plus { dst, src } | Invert { dst, src } | Not { dst, src } => {
+                reg(pc, dst)?;
+                reg(pc, src)?;
+            }
+            Jump { to } => target(pc, to)?,
+            JumpIfFalse { cond, to } | JumpIfTrue { cond, to } => {
+                reg(pc, cond)?;
+                target(pc, to)?;
+            }
+            IterStart { dst, src } => {
+                reg(pc, dst)?;
+                reg(pc, src)?;
+            }
+            ForNext { iter, dst, body } => {
+                reg(pc, iter)?;
+                reg(pc, dst)?;
+                target(pc, body)?;
+            }
+            IterEnd { iter } => reg(pc, iter)?,
+            Call { dst, base, site: s } | CallMethod { dst, base, site: s } => {
+                reg(pc, dst)?;
+                let s = site(pc, s)?;
+                range(pc, base, 1 + s.nargs())?;
+            }
+            GetAttr { dst, x, name } => {
+                reg(pc, dst)?;
+                reg(pc, x)?;
+                konst(pc, name)?;
+            }
+            SetAttr { x, name, src } => {
+                reg(pc, x)?;
+                konst(pc, name)?;
+                reg(pc, src)?;
+            }
+            Index { dst, x, i } => {
+                reg(pc, dst)?;
+                reg(pc, x)?;
+                rk(pc, i)?;
+            }
+            SetIndex { x, i, src } => {
+                reg(pc, x)?;
+                rk(pc, i)?;
+                reg(pc, src)?;
+            }
+            Slice { dst, base } => {
+                reg(pc, dst)?;
+                range(pc, base, 4)?;
+            }
+            MakeList { dst, base, n } | MakeTuple { dst, base, n } => {
+                reg(pc, dst)?;
+                range(pc, base, n as usize)?;
+            }
+            MakeDict { dst, .. } => reg(pc, dst)?,
+            DictSetUnique { dict, key, src } | DictSet { dict, key, src } => {
+                reg(pc, dict)?;
+                reg(pc, key)?;
+                reg(pc, src)?;
+            }
+            ListAppend { list, src } => {
+                reg(pc, list)?;
+                reg(pc, src)?;
+            }
+            MakeFunction { dst, func, base } => {
+                reg(pc, dst)?;
+                let f = code
+                    .functions
+                    .get(func as usize)
+                    .ok_or_else(|| bad(code, pc, "function out of range"))?;
+                range(pc, base, f.params.ndefaults())?;
+                for (_, src) in f.freevars {
+                    match *src {
+                        FreeSource::Local(r) => reg(pc, r)?,
+                        FreeSource::Free(i) => {
+                            if i as usize >= code.freevars.len() {
+                                return Err(bad(code, pc, "free variable source out of range"));
+                            }
+                        }
+                    }
+                }
+            }
+            Load => {}
+            Unpack { base, src, n } => {
+                reg(pc, src)?;
+                range(pc, base, n as usize)?;
+            }
+            Return { src } => rk(pc, src)?,
+        }
+    }
+    for &r in code.params.regs.iter().chain(code.cells) {
+        reg(0, r)?;
+    }
+    if code.params.regs.len() != code.params.nslots()
+        || code.params.has_default.len()
+            != code.params.npositional as usize + code.params.nkwonly as usize
+    {
+        return Err(bad(code, 0, "parameters inconsistent"));
+    }
+    Ok(())
+}
