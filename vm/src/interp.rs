@@ -198,6 +198,39 @@ impl<'h> Thread<'h> {
         self.enter(code, Some(func), base, ret)
     }
 
+    /// The common call: exactly as many positional arguments as the
+    /// function has parameters, all plain (no defaults needed, no `*args`,
+    /// `**kwargs` or keyword-only ones). The arguments are copied straight
+    /// from the caller's registers `arg_start..arg_start + n` into the new
+    /// frame at `base`. Returns `false`, having done nothing, when the call
+    /// needs the general binding.
+    fn push_call_simple(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        base: usize,
+        ret: Reg,
+        arg_start: usize,
+        n: usize,
+    ) -> Result<bool> {
+        let code = func.code;
+        let p = &code.params;
+        if p.has_args || p.has_kwargs || p.nkwonly != 0 || p.npositional as usize != n {
+            return Ok(false);
+        }
+        if code.active.get() {
+            return Err(
+                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
+            );
+        }
+        self.stack.truncate(base);
+        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        for (i, &r) in p.regs.iter().enumerate() {
+            self.stack[base + r as usize] = self.stack[arg_start + i];
+        }
+        self.enter(code, Some(func), base, ret)?;
+        Ok(true)
+    }
+
     /// Binds arguments to parameters as starlark-go's `setArgs` does.
     fn bind_args(
         &mut self,
@@ -902,6 +935,23 @@ impl<'h> Thread<'h> {
                     let site = &code.sites[site as usize];
                     let fbase = base + b as usize;
                     let f = self.stack[fbase];
+                    if let Value::Function(func) = f {
+                        if site.names.is_empty() && !site.star && !site.star_star {
+                            self.frames[frame_idx].pc = pc;
+                            let new_base = base + code.nregs as usize;
+                            let n = site.npos as usize;
+                            if tri!(self.push_call_simple(func, new_base, dst, fbase + 1, n)) {
+                                frame_idx = self.frames.len() - 1;
+                                code = func.code;
+                                base = new_base;
+                                pc = 0;
+                                instrs = code.instrs;
+                                consts = code.consts;
+                                sync!();
+                                continue;
+                            }
+                        }
+                    }
                     positional.clear();
                     named.clear();
                     tri!(self.collect_args(fbase, site, &mut positional, &mut named));
