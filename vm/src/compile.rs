@@ -16,7 +16,7 @@ use crate::opcode::*;
 use crate::value::Value;
 use codemode_lang::ast::*;
 use std::cell::Cell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Compiles a resolved module. `predeclared` and `universal` are the values
 /// of the names the resolver was given, in the same order.
@@ -75,7 +75,7 @@ struct FnCompiler<'h, 'e> {
     instrs: Vec<Instr>,
     positions: Vec<Pos>,
     consts: Vec<Value<'h>>,
-    const_index: HashMap<ConstKey<'h>, u16>,
+    const_index: FxHashMap<ConstKey<'h>, u16>,
     sites: Vec<CallSite<'h>>,
     functions: Vec<&'h Code<'h>>,
     locals: &'h [Local<'h>],
@@ -106,10 +106,10 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             env,
             name,
             pos,
-            instrs: Vec::new(),
-            positions: Vec::new(),
-            consts: Vec::new(),
-            const_index: HashMap::new(),
+            instrs: Vec::with_capacity(64),
+            positions: Vec::with_capacity(64),
+            consts: Vec::with_capacity(16),
+            const_index: FxHashMap::default(),
             sites: Vec::new(),
             functions: Vec::new(),
             locals: scope.locals,

@@ -86,10 +86,16 @@ fn counted_len<T: Serialize + ?Sized>(v: &T, limit: usize) -> usize {
 }
 
 impl Data {
-    /// The length of the compact JSON encoding, or any number above
-    /// `limit` once it is known to exceed it.
+    /// The length of the compact JSON encoding (as serde_json writes it),
+    /// or any number above `limit` once it is known to exceed it. Computed
+    /// without encoding, except that floats are formatted by serde_json.
     pub fn encoded_len(&self, limit: usize) -> usize {
-        counted_len(self, limit)
+        let mut n = 0;
+        if add_len(self, limit, &mut n) {
+            n
+        } else {
+            limit.saturating_add(1)
+        }
     }
 
     /// Whether the value is deeper than `max` (scalar = 1).
@@ -154,6 +160,65 @@ impl Data {
             ),
         })
     }
+}
+
+/// Adds the encoded length of `d` to `n`; `false` once `n` exceeds `limit`.
+fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
+    // Containers add their parts to `n` as they go; scalars give their size.
+    let own = match d {
+        Data::Null => 4,
+        Data::Bool(true) => 4,
+        Data::Bool(false) => 5,
+        Data::Int(i) => int_len(*i),
+        Data::Float(f) => counted_len(f, limit),
+        Data::Str(s) => str_len(s),
+        Data::List(items) => {
+            *n = n.saturating_add(2 + items.len().saturating_sub(1));
+            for x in items {
+                if !add_len(x, limit, n) {
+                    return false;
+                }
+            }
+            0
+        }
+        Data::Map(entries) => {
+            // Braces, commas, and a colon per entry.
+            *n = n.saturating_add(2 + entries.len().saturating_sub(1) + entries.len());
+            for (k, x) in entries {
+                *n = n.saturating_add(str_len(k));
+                if !add_len(x, limit, n) {
+                    return false;
+                }
+            }
+            0
+        }
+    };
+    *n = n.saturating_add(own);
+    *n <= limit
+}
+
+/// Decimal digits of `i`, with its sign.
+fn int_len(i: i64) -> usize {
+    let mut u = i.unsigned_abs();
+    let mut len = (i < 0) as usize + 1;
+    while u >= 10 {
+        u /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// A JSON string's length as serde_json escapes it: quotes, `\"` `\\`
+/// and the short escapes take two bytes, other control characters six.
+fn str_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// The compact JSON length of a keyword-argument map.
@@ -340,6 +405,37 @@ mod tests {
         assert_eq!(d.encoded_len(usize::MAX), text.len());
         assert!(d.encoded_len(10) > 10);
         assert_eq!(d.encoded_len(text.len()), text.len());
+    }
+
+    #[test]
+    fn computed_lengths_match_serde_json_exactly() {
+        let samples = vec![
+            Data::Int(0),
+            Data::Int(-7),
+            Data::Int(i64::MIN),
+            Data::Int(i64::MAX),
+            Data::Float(1.0),
+            Data::Float(-0.0),
+            Data::Float(1e300),
+            Data::Float(1.5e-7),
+            Data::Float(0.1 + 0.2),
+            Data::Str("plain é 😀".into()),
+            Data::Str("q\"b\\n\n r\r t\t \u{8}\u{c} c\u{1} d\u{7f} \u{1f}".into()),
+            Data::List(vec![]),
+            Data::Map(vec![]),
+            Data::Map(vec![
+                ("k\"".into(), Data::List(vec![Data::Null, Data::Bool(false), Data::Bool(true)])),
+                ("".into(), Data::Map(vec![("x".into(), Data::Float(2.5))])),
+            ]),
+        ];
+        for d in samples {
+            let text = d.to_json_string();
+            assert_eq!(d.encoded_len(usize::MAX), text.len(), "{text}");
+            assert_eq!(d.encoded_len(text.len()), text.len(), "{text}");
+            if !text.is_empty() {
+                assert!(d.encoded_len(text.len() - 1) > text.len() - 1, "{text}");
+            }
+        }
     }
 
     #[test]
