@@ -75,8 +75,11 @@ pub struct Lexer<'a> {
     /// Position of the latest `if` at each bracket depth.
     last_if: Vec<usize>,
     done: bool,
-    /// The last three tokens emitted, newest first.
-    pub(crate) recent: [Option<Spanned<'a>>; 3],
+    /// The last three tokens emitted, a ring whose newest entry is at
+    /// `head` (a ring rather than a shifted array: shifting cost ~30
+    /// instructions per token); see [`Lexer::recent`].
+    ring: [Option<Spanned<'a>>; 3],
+    head: usize,
     /// The innermost open bracket just before the newest token was read.
     pub(crate) ctx: Option<Bracket>,
     /// The bracket depth just before the newest token was read.
@@ -96,7 +99,8 @@ impl<'a> Lexer<'a> {
             brackets: Vec::new(),
             last_if: Vec::new(),
             done: false,
-            recent: [None; 3],
+            ring: [None; 3],
+            head: 0,
             ctx: None,
             ctx_depth: 0,
         }
@@ -107,9 +111,21 @@ impl<'a> Lexer<'a> {
         self.last_if.get(depth).copied()
     }
 
+    /// The last three tokens emitted, newest first.
+    pub(crate) fn recent(&self) -> [Option<Spanned<'a>>; 3] {
+        let h = self.head;
+        [self.ring[h], self.ring[(h + 2) % 3], self.ring[(h + 1) % 3]]
+    }
+
+    /// The token emitted before the newest.
+    fn previous(&self) -> Option<Spanned<'a>> {
+        self.ring[(self.head + 2) % 3]
+    }
+
     fn emit(&mut self, start: usize, tok: Tok<'a>, end: usize) -> Spanned<'a> {
         self.blank = false;
-        self.recent = [Some((start, tok, end)), self.recent[0], self.recent[1]];
+        self.head = if self.head == 2 { 0 } else { self.head + 1 };
+        self.ring[self.head] = Some((start, tok, end));
         (start, tok, end)
     }
 
@@ -119,7 +135,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn last_tok(&self) -> Option<Tok<'a>> {
-        self.recent[0].map(|(_, t, _)| t)
+        self.ring[self.head].map(|(_, t, _)| t)
     }
 
     /// Measures the indentation of a new line and queues INDENT/OUTDENT.
@@ -245,7 +261,7 @@ impl<'a> Lexer<'a> {
                     let operand = last.is_some_and(|t| t.ends_operand());
                     let (kind, tok) = match raw {
                         Raw::LParen => {
-                            let kind = match (last, self.recent[1].map(|r| r.1)) {
+                            let kind = match (last, self.previous().map(|r| r.1)) {
                                 (Some(Tok::Load), _) => Bracket::Load,
                                 (Some(Tok::Ident(_)), Some(Tok::Def)) => Bracket::DefParams,
                                 _ if operand => Bracket::Call,

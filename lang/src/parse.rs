@@ -52,7 +52,7 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
     let result = grammar::FileParser::new().parse(arena, &ctx, &mut lexer);
     match result {
         Ok(stmts) => Ok(arena.alloc(Module {
-            stmts: stmts.into_bump_slice(),
+            stmts: done(stmts),
             source,
             scope: OnceCell::new(),
             globals: OnceCell::new(),
@@ -69,14 +69,30 @@ pub(crate) struct Ctx<'a> {
     /// Nested expressions complete before the enclosing one continues, so
     /// one stack serves them all.
     pending: RefCell<Vec<Pending<'a>>>,
+    /// Positions of a run of `not`s read before their operand (see the
+    /// grammar's `Nots`); they move to `pending` once the operand is read.
+    nots: RefCell<Vec<usize>>,
 }
 
-/// `left op` waiting for the operand to its right.
+/// `left op` waiting for the operand to its right; with no `left`, a
+/// `not` (`op` is then unused).
 pub(crate) struct Pending<'a> {
-    left: X<'a>,
+    left: Option<X<'a>>,
     op: BinOp,
     pos: usize,
 }
+
+impl Pending<'_> {
+    fn precedence(&self) -> u8 {
+        match self.left {
+            Some(_) => precedence(self.op),
+            None => NOT_PRECEDENCE,
+        }
+    }
+}
+
+/// Where a prefix `not` binds: between `and` and the comparisons.
+const NOT_PRECEDENCE: u8 = 2;
 
 /// A flat binary expression under construction: where its pending
 /// operators start on [`Ctx::pending`], and its rightmost operand.
@@ -99,18 +115,35 @@ pub(crate) struct S<'a> {
     pub d: u32,
 }
 
+/// A list under construction. Its header lives in the arena so that the
+/// parser's symbols have no drop glue (lalrpop drops every popped symbol
+/// through a match on its variant) and stay small.
+pub(crate) type Seq<'a, T> = &'a mut BVec<'a, T>;
+
+pub(crate) fn seq<'a, T>(arena: &'a Bump, capacity: usize) -> Seq<'a, T> {
+    arena.alloc(BVec::with_capacity_in(capacity, arena))
+}
+
+/// The finished list (the header, left empty, stays behind in the arena).
+pub(crate) fn done<'a, T>(v: Seq<'a, T>) -> &'a [T] {
+    let bump = v.bump();
+    std::mem::replace(v, BVec::new_in(bump)).into_bump_slice()
+}
+
 /// Statements of a block and the depth of the deepest.
-pub(crate) type Block<'a> = (BVec<'a, Stmt<'a>>, u32);
+pub(crate) type Block<'a> = (Seq<'a, Stmt<'a>>, u32);
 /// Expressions of a display and the depth of the deepest.
-pub(crate) type List<'a> = (BVec<'a, Expr<'a>>, u32);
-pub(crate) type Params<'a> = (BVec<'a, Param<'a>>, u32);
-pub(crate) type Args<'a> = (BVec<'a, ast::Arg<'a>>, u32);
-pub(crate) type Entries<'a> = (BVec<'a, DictEntry<'a>>, u32);
-pub(crate) type Clauses<'a> = (BVec<'a, Clause<'a>>, u32);
-/// A literal token with its byte range.
-pub(crate) type LitTok<'a> = (Literal<'a>, usize, usize);
+pub(crate) type List<'a> = (Seq<'a, Expr<'a>>, u32);
+pub(crate) type Params<'a> = (Seq<'a, Param<'a>>, u32);
+pub(crate) type Args<'a> = (Seq<'a, ast::Arg<'a>>, u32);
+pub(crate) type Entries<'a> = (Seq<'a, DictEntry<'a>>, u32);
+pub(crate) type Clauses<'a> = (Seq<'a, Clause<'a>>, u32);
+/// A literal token with its byte range (in the arena, to keep the
+/// parser's symbols small).
+pub(crate) type LitTok<'a> = &'a (Literal<'a>, usize, usize);
 
 /// One operand of `load` after the module.
+#[derive(Clone, Copy)]
 pub(crate) enum LoadItem<'a> {
     Plain(LitTok<'a>),
     Alias(&'a Ident<'a>, LitTok<'a>),
@@ -249,13 +282,13 @@ pub(crate) fn empty_dict<'a>(arena: &'a Bump, l: usize, r: usize) -> X<'a> {
 }
 
 pub(crate) fn list1<'a>(arena: &'a Bump, x: X<'a>) -> List<'a> {
-    let mut v = BVec::with_capacity_in(2, arena);
+    let v = seq(arena, 2);
     v.push(take(x.e));
     (v, x.d)
 }
 
 pub(crate) fn list2<'a>(arena: &'a Bump, a: X<'a>, b: X<'a>) -> List<'a> {
-    let mut v = BVec::with_capacity_in(2, arena);
+    let v = seq(arena, 2);
     let d = a.d.max(b.d);
     v.push(take(a.e));
     v.push(take(b.e));
@@ -271,7 +304,7 @@ pub(crate) fn push_x<'a>(mut l: List<'a>, x: X<'a>) -> List<'a> {
 /// An unparenthesised tuple `a, b`.
 pub(crate) fn tuple<'a>(arena: &'a Bump, l: List<'a>) -> PResult<'a, X<'a>> {
     let (items, d) = l;
-    let items = items.into_bump_slice();
+    let items = done(items);
     let (start, end) = match (items.first(), items.last()) {
         (Some(a), Some(b)) => (a.span.start, b.span.end),
         _ => (0, 0),
@@ -294,7 +327,7 @@ pub(crate) fn paren<'a>(
     comma: bool,
     r: usize,
 ) -> PResult<'a, X<'a>> {
-    let (mut items, d) = list;
+    let (items, d) = list;
     let inner = if items.len() == 1 && !comma {
         match items.pop() {
             Some(e) => X {
@@ -304,7 +337,7 @@ pub(crate) fn paren<'a>(
             None => return Err(user(l, "internal error: empty parenthesis")),
         }
     } else {
-        let items = items.into_bump_slice();
+        let items = done(items);
         let (start, end) = match (items.first(), items.last()) {
             (Some(a), Some(b)) => (a.span.start, b.span.end),
             _ => (l as u32, r as u32),
@@ -325,7 +358,7 @@ pub(crate) fn list<'a>(arena: &'a Bump, l: usize, list: List<'a>, r: usize) -> P
     let (items, d) = list;
     node(
         arena,
-        ExprKind::List(items.into_bump_slice()),
+        ExprKind::List(done(items)),
         l as u32,
         r as u32,
         d + 1,
@@ -357,7 +390,7 @@ fn take_entry<'a>(e: &mut DictEntry<'a>) -> DictEntry<'a> {
 }
 
 pub(crate) fn entries1<'a>(arena: &'a Bump, e: (&'a mut DictEntry<'a>, u32)) -> Entries<'a> {
-    let mut v = BVec::with_capacity_in(2, arena);
+    let v = seq(arena, 2);
     v.push(take_entry(e.0));
     (v, e.1)
 }
@@ -371,7 +404,7 @@ pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (&'a mut DictEntry<'a>, u32)
 pub(crate) fn dict<'a>(arena: &'a Bump, l: usize, e: Entries<'a>, r: usize) -> PResult<'a, X<'a>> {
     node(
         arena,
-        ExprKind::Dict(e.0.into_bump_slice()),
+        ExprKind::Dict(done(e.0)),
         l as u32,
         r as u32,
         e.1 + 1,
@@ -380,7 +413,7 @@ pub(crate) fn dict<'a>(arena: &'a Bump, l: usize, e: Entries<'a>, r: usize) -> P
 }
 
 pub(crate) fn clauses1<'a>(arena: &'a Bump, c: (Clause<'a>, u32)) -> Clauses<'a> {
-    let mut v = BVec::with_capacity_in(2, arena);
+    let v = seq(arena, 2);
     v.push(c.0);
     (v, c.1)
 }
@@ -431,7 +464,7 @@ pub(crate) fn list_comp<'a>(
     let d = body.d.max(c.1) + 1;
     let kind = ExprKind::ListComp {
         body: body.e,
-        clauses: c.0.into_bump_slice(),
+        clauses: done(c.0),
     };
     node(arena, kind, l as u32, r as u32, d, l)
 }
@@ -447,7 +480,7 @@ pub(crate) fn dict_comp<'a>(
     let kind = ExprKind::DictComp {
         key: &e.0.key,
         value: &e.0.value,
-        clauses: c.0.into_bump_slice(),
+        clauses: done(c.0),
         colon: e.0.colon,
     };
     node(arena, kind, l as u32, r as u32, d, l)
@@ -521,6 +554,49 @@ pub(crate) fn flat_start<'a>(ctx: &Ctx<'a>, x: X<'a>) -> Flat<'a> {
     (ctx.pending.borrow().len(), x)
 }
 
+/// The first `not` of a run: where the run starts on [`Ctx::nots`].
+pub(crate) fn nots1(ctx: &Ctx<'_>, p: usize) -> usize {
+    let mut nots = ctx.nots.borrow_mut();
+    let base = nots.len();
+    nots.push(p);
+    base
+}
+
+pub(crate) fn nots_push(ctx: &Ctx<'_>, base: usize, p: usize) -> usize {
+    ctx.nots.borrow_mut().push(p);
+    base
+}
+
+/// Moves the `not`s from `base` on [`Ctx::nots`] to the operator stack,
+/// outermost first, so that the innermost applies first.
+fn push_nots<'a>(ctx: &Ctx<'a>, pending: &mut Vec<Pending<'a>>, base: usize) {
+    let mut nots = ctx.nots.borrow_mut();
+    for &pos in &nots[base..] {
+        pending.push(Pending {
+            left: None,
+            op: BinOp::Or,
+            pos,
+        });
+    }
+    nots.truncate(base);
+}
+
+/// The first operand of a flat expression, after a run of `not`s.
+pub(crate) fn flat_start_nots<'a>(ctx: &Ctx<'a>, nots: usize, x: X<'a>) -> Flat<'a> {
+    let mut pending = ctx.pending.borrow_mut();
+    let base = pending.len();
+    push_nots(ctx, &mut pending, nots);
+    (base, x)
+}
+
+/// Applies a waiting operator to its right operand `cur`.
+fn apply<'a>(arena: &'a Bump, top: Pending<'a>, cur: X<'a>) -> PResult<'a, X<'a>> {
+    match top.left {
+        Some(left) => binary(arena, left, top.op, top.pos, cur),
+        None => unary(arena, UnaryOp::Not, top.pos, cur),
+    }
+}
+
 /// `... op r`: operators waiting on the stack that bind at least as tightly
 /// as `op` take the current operand (left associativity), then `op` waits.
 /// Comparisons do not associate: meeting one while another waits at the
@@ -531,16 +607,17 @@ pub(crate) fn flat_push<'a>(
     flat: Flat<'a>,
     op: (BinOp, usize, usize),
     r: X<'a>,
+    nots: Option<usize>,
 ) -> PResult<'a, Flat<'a>> {
     let (base, mut cur) = flat;
     let prec = precedence(op.0);
     let mut pending = ctx.pending.borrow_mut();
     while pending.len() > base {
         let top = match pending.last() {
-            Some(t) if precedence(t.op) >= prec => t,
+            Some(t) if t.precedence() >= prec => t,
             _ => break,
         };
-        if prec == 3 && precedence(top.op) == 3 {
+        if prec == 3 && top.precedence() == 3 {
             let msg = format!(
                 "{} does not associate with {} (use parens)",
                 top.op.as_str(),
@@ -549,13 +626,16 @@ pub(crate) fn flat_push<'a>(
             return Err(user(op.2, msg));
         }
         let Some(top) = pending.pop() else { break };
-        cur = binary(arena, top.left, top.op, top.pos, cur)?;
+        cur = apply(arena, top, cur)?;
     }
     pending.push(Pending {
-        left: cur,
+        left: Some(cur),
         op: op.0,
         pos: op.1,
     });
+    if let Some(nots) = nots {
+        push_nots(ctx, &mut pending, nots);
+    }
     Ok((base, r))
 }
 
@@ -570,7 +650,7 @@ pub(crate) fn flat_finish<'a>(
     let mut pending = ctx.pending.borrow_mut();
     while pending.len() > base {
         let Some(top) = pending.pop() else { break };
-        cur = binary(arena, top.left, top.op, top.pos, cur)?;
+        cur = apply(arena, top, cur)?;
     }
     Ok(cur)
 }
@@ -644,24 +724,54 @@ pub(crate) fn slice<'a>(
     node(arena, kind, l, r as u32, d + 1, lb)
 }
 
-/// An argument, built in the arena so that the parser's symbols stay small.
-pub(crate) fn arg<'a>(arena: &'a Bump, a: ast::Arg<'a>, d: u32) -> (&'a mut ast::Arg<'a>, u32) {
-    (arena.alloc(a), d)
+/// An argument as the grammar reads it. It is never a parser symbol of
+/// its own (the grammar inlines it), but lalrpop sizes its symbol type
+/// for it anyway, so it stays as small as an `X` and a pointer.
+pub(crate) enum ArgX<'a> {
+    Positional(X<'a>),
+    Named(&'a Ident<'a>, X<'a>),
+    Star(u32, X<'a>),
+    StarStar(u32, X<'a>),
 }
 
-fn take_arg<'a>(a: &mut ast::Arg<'a>) -> ast::Arg<'a> {
-    std::mem::replace(a, ast::Arg::Positional(placeholder()))
+fn arg<'a>(a: ArgX<'a>) -> (ast::Arg<'a>, u32) {
+    match a {
+        ArgX::Positional(v) => (ast::Arg::Positional(take(v.e)), v.d),
+        ArgX::Named(name, v) => (
+            ast::Arg::Named {
+                name,
+                value: take(v.e),
+            },
+            v.d,
+        ),
+        ArgX::Star(star, v) => (
+            ast::Arg::Star {
+                value: take(v.e),
+                star,
+            },
+            v.d,
+        ),
+        ArgX::StarStar(star, v) => (
+            ast::Arg::StarStar {
+                value: take(v.e),
+                star,
+            },
+            v.d,
+        ),
+    }
 }
 
-pub(crate) fn args1<'a>(arena: &'a Bump, a: (&'a mut ast::Arg<'a>, u32)) -> Args<'a> {
-    let mut v = BVec::with_capacity_in(4, arena);
-    v.push(take_arg(a.0));
-    (v, a.1)
+pub(crate) fn args1<'a>(arena: &'a Bump, a: ArgX<'a>) -> Args<'a> {
+    let (a, d) = arg(a);
+    let v = seq(arena, 4);
+    v.push(a);
+    (v, d)
 }
 
-pub(crate) fn push_arg<'a>(mut l: Args<'a>, a: (&'a mut ast::Arg<'a>, u32)) -> Args<'a> {
-    l.1 = l.1.max(a.1);
-    l.0.push(take_arg(a.0));
+pub(crate) fn push_arg<'a>(mut l: Args<'a>, a: ArgX<'a>) -> Args<'a> {
+    let (a, d) = arg(a);
+    l.1 = l.1.max(d);
+    l.0.push(a);
     l
 }
 
@@ -673,7 +783,7 @@ pub(crate) fn call<'a>(
     r: usize,
 ) -> PResult<'a, X<'a>> {
     let (args, ad): (&'a [ast::Arg<'a>], u32) = match args {
-        Some((v, d)) => (v.into_bump_slice(), d),
+        Some((v, d)) => (done(v), d),
         None => (&[], 0),
     };
     let d = f.d.max(ad) + 1;
@@ -686,25 +796,34 @@ pub(crate) fn call<'a>(
     node(arena, kind, l, r as u32, d, lp)
 }
 
-pub(crate) fn param<'a>(kind: ParamKind<'a>, l: usize, r: usize, d: u32) -> (Param<'a>, u32) {
-    (
-        Param {
-            kind,
-            span: span(l, r),
-        },
-        d,
-    )
+/// A parameter as the grammar reads it: its kind, the position of its
+/// `*` or `**` (if any) and its depth. Like [`ArgX`], small because
+/// lalrpop sizes its symbols for it although the grammar inlines it; the
+/// span follows from the kind.
+pub(crate) type ParamX<'a> = (ParamKind<'a>, u32, u32);
+
+fn param<'a>(p: ParamX<'a>) -> (Param<'a>, u32) {
+    let (kind, star, d) = p;
+    let span = match &kind {
+        ParamKind::Required(n) => n.span,
+        ParamKind::Optional(n, v) => Span::new(n.span.start, v.span.end),
+        ParamKind::Star => Span::new(star, star + 1),
+        ParamKind::Args(n) | ParamKind::Kwargs(n) => Span::new(star, n.span.end),
+    };
+    (Param { kind, span }, d)
 }
 
-pub(crate) fn params1<'a>(arena: &'a Bump, p: (Param<'a>, u32)) -> Params<'a> {
-    let mut v = BVec::with_capacity_in(4, arena);
-    v.push(p.0);
-    (v, p.1)
+pub(crate) fn params1<'a>(arena: &'a Bump, p: ParamX<'a>) -> Params<'a> {
+    let (p, d) = param(p);
+    let v = seq(arena, 4);
+    v.push(p);
+    (v, d)
 }
 
-pub(crate) fn push_param<'a>(mut l: Params<'a>, p: (Param<'a>, u32)) -> Params<'a> {
-    l.1 = l.1.max(p.1);
-    l.0.push(p.0);
+pub(crate) fn push_param<'a>(mut l: Params<'a>, p: ParamX<'a>) -> Params<'a> {
+    let (p, d) = param(p);
+    l.1 = l.1.max(d);
+    l.0.push(p);
     l
 }
 
@@ -715,7 +834,7 @@ pub(crate) fn lambda<'a>(
     body: X<'a>,
 ) -> PResult<'a, X<'a>> {
     let (params, pd): (&'a [Param<'a>], u32) = match params {
-        Some((v, d)) => (v.into_bump_slice(), d),
+        Some((v, d)) => (done(v), d),
         None => (&[], 0),
     };
     // The lambda, its implicit `return`, and the body.
@@ -737,7 +856,7 @@ pub(crate) fn lambda<'a>(
 }
 
 pub(crate) fn block1<'a>(arena: &'a Bump, s: S<'a>) -> Block<'a> {
-    let mut v = BVec::with_capacity_in(4, arena);
+    let v = seq(arena, 4);
     v.push(take_stmt(s.s));
     (v, s.d)
 }
@@ -749,7 +868,7 @@ pub(crate) fn push_stmt<'a>(mut b: Block<'a>, s: S<'a>) -> Block<'a> {
 }
 
 /// Appends a top-level statement.
-pub(crate) fn push_top<'a>(mut b: BVec<'a, Stmt<'a>>, s: S<'a>) -> BVec<'a, Stmt<'a>> {
+pub(crate) fn push_top<'a>(b: Seq<'a, Stmt<'a>>, s: S<'a>) -> Seq<'a, Stmt<'a>> {
     b.push(take_stmt(s.s));
     b
 }
@@ -810,11 +929,11 @@ pub(crate) fn def<'a>(
     body: Block<'a>,
 ) -> PResult<'a, S<'a>> {
     let (params, pd): (&'a [Param<'a>], u32) = match params {
-        Some((v, d)) => (v.into_bump_slice(), d),
+        Some((v, d)) => (done(v), d),
         None => (&[], 0),
     };
     let d = body.1.max(pd) + 1;
-    let body = body.0.into_bump_slice();
+    let body = done(body.0);
     let end = block_end(body, name.span.end);
     let func = arena.alloc(Function {
         name: name.name,
@@ -834,7 +953,7 @@ pub(crate) fn if_stmt<'a>(
     els: (&'a [Stmt<'a>], u32),
 ) -> PResult<'a, S<'a>> {
     let d = c.d.max(then.1).max(els.1) + 1;
-    let then = then.0.into_bump_slice();
+    let then = done(then.0);
     let end = block_end(els.0, block_end(then, c.e.span.end));
     let kind = StmtKind::If {
         cond: c.e,
@@ -864,7 +983,7 @@ pub(crate) fn for_stmt<'a>(
     body: Block<'a>,
 ) -> PResult<'a, S<'a>> {
     let d = vars.d.max(iter.d).max(body.1) + 1;
-    let body = body.0.into_bump_slice();
+    let body = done(body.0);
     let end = block_end(body, iter.e.span.end);
     let kind = StmtKind::For {
         vars: vars.e,
@@ -883,7 +1002,7 @@ pub(crate) fn while_stmt<'a>(
     body: Block<'a>,
 ) -> PResult<'a, S<'a>> {
     let d = c.d.max(body.1) + 1;
-    let body = body.0.into_bump_slice();
+    let body = done(body.0);
     let end = block_end(body, c.e.span.end);
     let kind = StmtKind::While { cond: c.e, body };
     stmt(arena, kind, p as u32, end, d, p)
@@ -894,19 +1013,20 @@ pub(crate) fn load<'a>(
     l: usize,
     lparen: usize,
     module: LitTok<'a>,
-    items: Vec<LoadItem<'a>>,
+    items: Seq<'a, LoadItem<'a>>,
     r: usize,
 ) -> PResult<'a, S<'a>> {
-    let Literal::String(module_name) = module.0 else {
+    let &(module_lit, _, module_end) = module;
+    let Literal::String(module_name) = module_lit else {
         return Err(user(
-            module.2,
+            module_end,
             "first operand of load statement must be a string literal",
         ));
     };
     let mut names = BVec::with_capacity_in(items.len(), arena);
-    for item in items {
+    for &item in items.iter() {
         match item {
-            LoadItem::Plain((lit, ls, le)) => {
+            LoadItem::Plain(&(lit, ls, le)) => {
                 let Literal::String(name) = lit else {
                     let got = Tok::Lit(lit).describe();
                     let msg =
@@ -917,7 +1037,7 @@ pub(crate) fn load<'a>(
                 let id = ident(arena, name, ls + 1, le);
                 names.push((id, name));
             }
-            LoadItem::Alias(id, (lit, _, le)) => {
+            LoadItem::Alias(id, &(lit, _, le)) => {
                 let Literal::String(name) = lit else {
                     let msg = format!(
                         "original name of loaded symbol must be quoted: {}=\"originalname\"",
@@ -991,10 +1111,11 @@ fn describe<'a>(got: Option<Tok<'a>>, expected: &[String], lx: &Lexer<'a>) -> Wo
     let is_eof = matches!(got, None | Some(Tok::EofNewline));
     // The tokens before the offending one, newest first, and the bracket
     // the offending token was read in.
+    let recent = lx.recent();
     let (before, ctx, depth): (&[Option<Spanned<'a>>], _, _) = if got.is_some() {
-        (&lx.recent[1..], lx.ctx, lx.ctx_depth)
+        (&recent[1..], lx.ctx, lx.ctx_depth)
     } else {
-        (&lx.recent[..], None, 0)
+        (&recent[..], None, 0)
     };
     let prev = before.first().copied().flatten();
     let prev_tok = prev.map(|p| p.1);
