@@ -1,4 +1,4 @@
-//! Golden tests: every program under `tests/golden/{lang,vm}` runs through
+//! Golden tests: every program under `tests/golden/{lang,vm,builtins}` runs through
 //! the whole pipeline (`codemode_vm::execute`) and must produce what
 //! starlark-go, the semantic reference, produced for it (the committed
 //! `.expected` line; see `tests/golden/README.md`).
@@ -188,4 +188,9 @@ fn golden_lang_programs_match_starlark_go() {
 #[test]
 fn golden_vm_programs_match_starlark_go() {
     run_dir("vm");
+}
+
+#[test]
+fn golden_builtins_programs_match_starlark_go() {
+    run_dir("builtins");
 }

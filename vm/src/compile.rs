@@ -15,8 +15,8 @@ use crate::heap::Heap;
 use crate::opcode::*;
 use crate::value::Value;
 use codemode_lang::ast::*;
-use std::cell::Cell;
 use rustc_hash::FxHashMap;
+use std::cell::Cell;
 
 /// Compiles a resolved module. `predeclared` and `universal` are the values
 /// of the names the resolver was given, in the same order.

@@ -424,7 +424,10 @@ mod tests {
             Data::List(vec![]),
             Data::Map(vec![]),
             Data::Map(vec![
-                ("k\"".into(), Data::List(vec![Data::Null, Data::Bool(false), Data::Bool(true)])),
+                (
+                    "k\"".into(),
+                    Data::List(vec![Data::Null, Data::Bool(false), Data::Bool(true)]),
+                ),
                 ("".into(), Data::Map(vec![("x".into(), Data::Float(2.5))])),
             ]),
         ];

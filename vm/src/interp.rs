@@ -223,7 +223,8 @@ impl<'h> Thread<'h> {
             );
         }
         self.stack.truncate(base);
-        self.stack.resize(base + code.nregs as usize, Value::Unbound);
+        self.stack
+            .resize(base + code.nregs as usize, Value::Unbound);
         for (i, &r) in p.regs.iter().enumerate() {
             self.stack[base + r as usize] = self.stack[arg_start + i];
         }

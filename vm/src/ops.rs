@@ -464,13 +464,23 @@ fn repeat_count(n: Value<'_>, elems: usize, budget: &Budget) -> Result<usize> {
     Ok(i as usize)
 }
 
+/// How many copies a repetition makes between two deadline checks: about
+/// 4096 elements' (or bytes') worth.
+fn repeat_check_every(elems: usize) -> usize {
+    (4096 / elems.max(1)).max(1)
+}
+
 fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>> {
     let budget = heap.budget;
     match seq {
         Value::Str(s) => {
             let k = repeat_count(n, s.text.len(), budget)?;
             let mut out = heap.string_builder(s.text.len() * k)?;
-            for _ in 0..k {
+            let every = repeat_check_every(s.text.len());
+            for i in 0..k {
+                if i % every == every - 1 {
+                    budget.check_time()?;
+                }
                 out.push_str(s.text);
             }
             budget.check_time()?;
@@ -479,7 +489,11 @@ fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>>
         Value::Bytes(b) => {
             let k = repeat_count(n, b.bytes.len(), budget)?;
             let mut out = byte_vec(heap, b.bytes.len() * k)?;
-            for _ in 0..k {
+            let every = repeat_check_every(b.bytes.len());
+            for i in 0..k {
+                if i % every == every - 1 {
+                    budget.check_time()?;
+                }
                 out.extend_from_slice(b.bytes);
             }
             budget.check_time()?;
@@ -489,7 +503,11 @@ fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>>
             let items = l.items.borrow();
             let k = repeat_count(n, items.len(), budget)?;
             let mut out = heap.vec_with_capacity(items.len() * k)?;
-            for _ in 0..k {
+            let every = repeat_check_every(items.len());
+            for i in 0..k {
+                if i % every == every - 1 {
+                    budget.check_time()?;
+                }
                 out.extend_from_slice(&items);
             }
             drop(items);
@@ -499,7 +517,11 @@ fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>>
         Value::Tuple(t) => {
             let k = repeat_count(n, t.items.len(), budget)?;
             let mut out = heap.vec_with_capacity(t.items.len() * k)?;
-            for _ in 0..k {
+            let every = repeat_check_every(t.items.len());
+            for i in 0..k {
+                if i % every == every - 1 {
+                    budget.check_time()?;
+                }
                 out.extend_from_slice(t.items);
             }
             budget.check_time()?;

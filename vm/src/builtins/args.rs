@@ -347,7 +347,7 @@ pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>
         Value::Range(r) => {
             let mut k = 0;
             while k < r.len() {
-                let end = (k + (1 << 16)).min(r.len());
+                let end = (k + (1 << 12)).min(r.len());
                 out.extend((k..end).map(|i| Value::Int(r.at(i))));
                 k = end;
                 heap.budget.check_time()?;

@@ -162,6 +162,14 @@ fn pop<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let d = recv(a)?;
     d.check_mutable("delete from")
         .map_err(|e| e.prefixed("pop: "))?;
+    // starlark-go does not hash the key when the table is empty (never
+    // allocated), so `{}.pop([1])` is a missing key, not an unhashable one.
+    if d.map.borrow().is_empty() {
+        return match p.get(1) {
+            Some(dflt) => Ok(*dflt),
+            None => Err(Error::msg("pop: missing key")),
+        };
+    }
     let removed = d
         .map
         .borrow_mut()

@@ -170,17 +170,25 @@ impl Encoder<'_> {
                 }
                 self.out.push('}');
             }
-            Value::List(_) | Value::Tuple(_) | Value::Range(_) => {
+            Value::List(_) | Value::Tuple(_) | Value::Range(_) | Value::Elems(_) => {
                 self.out.push('[');
+                if let Value::Range(r) = x {
+                    // Ints cannot fail or nest: emitted in place, with the
+                    // deadline checked as for any element.
+                    for k in 0..r.len() {
+                        if k > 0 {
+                            self.out.push(',');
+                        }
+                        self.emit(Value::Int(r.at(k)))?;
+                    }
+                    self.out.push(']');
+                    return Ok(());
+                }
                 let items: Vec<Value<'_>> = match x {
                     Value::List(l) => l.items.borrow().to_vec(),
                     Value::Tuple(t) => t.items.to_vec(),
-                    Value::Range(r) => {
-                        let n = r.len();
-                        self.budget
-                            .charge_heap(n as usize * std::mem::size_of::<Value>())?;
-                        (0..n).map(|k| Value::Int(r.at(k))).collect()
-                    }
+                    // `s.elems()` and friends are iterable, so an array.
+                    Value::Elems(e) => e.items.to_vec(),
                     _ => Vec::new(),
                 };
                 for (i, v) in items.into_iter().enumerate() {
@@ -461,7 +469,14 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
                             scanner_char(c)
                         ))
                     }
-                    None => return Err("unexpected end of JSON input".into()),
+                    // The body ends where the literal's closing quote is,
+                    // which is what Go's scanner reads next.
+                    None => {
+                        return Err(format!(
+                            "invalid character {} in \\u hexadecimal character escape",
+                            scanner_char('"')
+                        ))
+                    }
                 }
             }
             Ok(v)

@@ -21,6 +21,7 @@ use crate::format;
 use crate::interp::Thread;
 use crate::ops;
 use crate::value::{ElemsKind, Value};
+use unicode_general_category::{get_general_category as category, GeneralCategory};
 
 macro_rules! method {
     ($name:literal, $f:path) => {
@@ -86,27 +87,58 @@ pub(super) fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h str> {
 // ---------------------------------------------------------------------------
 // Case
 
-/// Go's one-to-one case mappings: a character whose full mapping is not a
-/// single character stays as it is.
-fn simple(mut it: impl Iterator<Item = char>, c: char) -> char {
+/// Go's one-to-one case mappings (`unicode.ToLower`/`ToUpper`/`ToTitle`,
+/// UnicodeData's simple mappings). Rust's char mappings are the full
+/// ones; they differ only where the full mapping is several characters,
+/// handled by [`simple_exception`].
+fn simple(mut it: impl Iterator<Item = char>, c: char, upper: bool) -> char {
     match (it.next(), it.next()) {
         (Some(m), None) => m,
-        _ => c,
+        _ => simple_exception(c, upper),
     }
 }
 
+/// The simple mapping of a character whose full mapping is several
+/// characters: `İ` lowers to `i`; the Greek letters with ypogegrammeni
+/// (`ᾀ`) upper to their titlecase forms (`ᾈ`); everything else (`ß`,
+/// `ŉ`, `ﬃ`, ...) has none and stays.
+fn simple_exception(c: char, upper: bool) -> char {
+    let u = c as u32;
+    let mapped = match (upper, u) {
+        (false, 0x130) => 0x69,
+        (true, 0x1F80..=0x1F87 | 0x1F90..=0x1F97 | 0x1FA0..=0x1FA7) => u + 8,
+        (true, 0x1FB3 | 0x1FC3 | 0x1FF3) => u + 9,
+        _ => u,
+    };
+    char::from_u32(mapped).unwrap_or(c)
+}
+
 fn to_lower(c: char) -> char {
-    simple(c.to_lowercase(), c)
+    simple(c.to_lowercase(), c, false)
 }
 
 fn to_upper(c: char) -> char {
-    simple(c.to_uppercase(), c)
+    simple(c.to_uppercase(), c, true)
 }
 
-/// starlark-go's `isCasedRune`: ASCII letters and anything with a case
-/// counterpart.
+/// Go's `unicode.ToTitle`: the uppercase mapping except for the digraphs
+/// (`ǆ` -> `ǅ`) and Georgian Mkhedruli letters (no title mapping).
+fn to_title(c: char) -> char {
+    match c as u32 {
+        0x1C4..=0x1C6 => '\u{1C5}',
+        0x1C7..=0x1C9 => '\u{1C8}',
+        0x1CA..=0x1CC => '\u{1CB}',
+        0x1F1..=0x1F3 => '\u{1F2}',
+        0x10D0..=0x10FA | 0x10FD..=0x10FF => c,
+        _ => to_upper(c),
+    }
+}
+
+/// starlark-go's `isCasedRune`: ASCII letters and anything whose simple
+/// case-fold orbit has another member (`ß` folds with `ẞ`, which only maps
+/// the other way).
 fn is_cased(c: char) -> bool {
-    c.is_ascii_alphabetic() || to_lower(c) != c || to_upper(c) != c
+    c.is_ascii_alphabetic() || to_lower(c) != c || to_upper(c) != c || c == '\u{DF}'
 }
 
 fn map_chars<'h>(th: &Thread<'h>, s: &str, mut f: impl FnMut(usize, char) -> char) -> R<'h> {
@@ -123,7 +155,7 @@ fn map_chars<'h>(th: &Thread<'h>, s: &str, mut f: impl FnMut(usize, char) -> cha
 fn capitalize<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("capitalize", a, 0, 0)?;
     let s = recv(a)?;
-    map_chars(th, s, |i, c| if i == 0 { to_upper(c) } else { to_lower(c) })
+    map_chars(th, s, |i, c| if i == 0 { to_title(c) } else { to_lower(c) })
 }
 
 fn lower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -140,7 +172,7 @@ fn title<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("title", a, 0, 0)?;
     let mut prev_cased = false;
     map_chars(th, recv(a)?, |_, c| {
-        let r = if prev_cased { to_lower(c) } else { to_upper(c) };
+        let r = if prev_cased { to_lower(c) } else { to_title(c) };
         prev_cased = is_cased(r);
         r
     })
@@ -152,18 +184,32 @@ fn all_chars<'h>(a: &Args<'h, '_>, name: &str, f: impl Fn(char) -> bool) -> R<'h
     Ok(Value::Bool(!s.is_empty() && s.chars().all(f)))
 }
 
-/// Go's `unicode.IsDigit` (decimal digits); outside ASCII, Rust's numeric
-/// class is the nearest available.
+/// Go's `unicode.IsDigit`: general category Nd (so `"²"` is not a digit).
 fn is_digit(c: char) -> bool {
-    c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric())
+    c.is_ascii_digit() || (!c.is_ascii() && category(c) == GeneralCategory::DecimalNumber)
+}
+
+/// Go's `unicode.IsLetter`: general category L.
+fn is_letter(c: char) -> bool {
+    use GeneralCategory as G;
+    c.is_ascii_alphabetic()
+        || (!c.is_ascii()
+            && matches!(
+                category(c),
+                G::UppercaseLetter
+                    | G::LowercaseLetter
+                    | G::TitlecaseLetter
+                    | G::ModifierLetter
+                    | G::OtherLetter
+            ))
 }
 
 fn isalnum<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalnum", |c| c.is_alphabetic() || is_digit(c))
+    all_chars(a, "isalnum", |c| is_letter(c) || is_digit(c))
 }
 
 fn isalpha<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalpha", |c| c.is_alphabetic())
+    all_chars(a, "isalpha", is_letter)
 }
 
 fn isdigit<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -195,18 +241,24 @@ fn istitle<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let s = recv(a)?;
     let (mut cased, mut prev_cased) = (false, false);
     for c in s.chars() {
-        if c.is_ascii_uppercase() || (c.is_uppercase() && to_lower(c) != c && !c.is_ascii()) {
+        // As starlark-go: ASCII capitals and titlecase letters (Lt) start a
+        // word, lowercase letters (Ll) continue one, and any other uppercase
+        // letter (Lu, e.g. `É`) makes the string not a title.
+        let cat = category(c);
+        if c.is_ascii_uppercase() || cat == GeneralCategory::TitlecaseLetter {
             if prev_cased {
                 return Ok(Value::Bool(false));
             }
             prev_cased = true;
             cased = true;
-        } else if c.is_lowercase() {
+        } else if cat == GeneralCategory::LowercaseLetter {
             if !prev_cased {
                 return Ok(Value::Bool(false));
             }
             prev_cased = true;
             cased = true;
+        } else if cat == GeneralCategory::UppercaseLetter {
+            return Ok(Value::Bool(false));
         } else {
             prev_cased = false;
         }
@@ -241,7 +293,8 @@ fn find_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool, stri
     let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
         .map_err(|e| e.prefixed(&format!("{name}: ")))?;
     let found = if start > end {
-        None
+        // Go searches the empty slice: only "" is found, at `start`.
+        sub.is_empty().then_some(start)
     } else if sub.is_empty() {
         Some(if last { end } else { start })
     } else {

@@ -1,0 +1,95 @@
+//! The wall-time budget holds inside long-running builtins: each program
+//! below spends nearly all its time inside one builtin call (`list`,
+//! `sorted`, `json.encode`, `str.join`, ...) over millions of elements, and
+//! must fail with `ResourceLimit(Time)` without overrunning the deadline by
+//! more than 10% (plus 2 ms of scheduling slack) in the best of a few
+//! attempts.
+
+use codemode_vm::{execute, Data, ExecError, Host, HostCall, LimitKind, Limits};
+use std::time::{Duration, Instant};
+
+struct NoHost;
+
+impl Host for NoHost {
+    type Error = ();
+    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
+        Err(())
+    }
+}
+
+const DEADLINE: Duration = Duration::from_millis(50);
+
+/// Attempts per program: scheduling noise on a shared machine only ever
+/// adds time, so the overrun bound must hold in at least one attempt (and
+/// every attempt must end in the time limit).
+const ATTEMPTS: usize = 3;
+
+/// Runs `return EXPR` (after `SETUP` lines) under the short deadline and
+/// checks the outcome and the overrun.
+fn assert_times_out(setup: &str, expr: &str) {
+    let src = format!("def main():\n{setup}    return {expr}\n");
+    let limits = Limits {
+        max_time: DEADLINE,
+        max_steps: u64::MAX,
+        max_heap_bytes: 1 << 30,
+        ..Limits::default()
+    };
+    let bound = DEADLINE.mul_f64(1.1) + Duration::from_millis(2);
+    let mut best = Duration::MAX;
+    for _ in 0..ATTEMPTS {
+        let start = Instant::now();
+        let got = execute(&src, &[], &NoHost, &limits, None);
+        let elapsed = start.elapsed();
+        assert_eq!(
+            got.map(|d| d.to_json_string()),
+            Err(ExecError::ResourceLimit(LimitKind::Time)),
+            "{expr}"
+        );
+        best = best.min(elapsed);
+        if best < bound {
+            return;
+        }
+    }
+    panic!("{expr}: took at least {best:?}, more than {bound:?}");
+}
+
+#[test]
+fn list_of_a_huge_range() {
+    assert_times_out("", "len(list(range(8000000)))");
+}
+
+#[test]
+fn tuple_and_reversed_of_a_huge_range() {
+    assert_times_out("", "len(tuple(range(8000000)))");
+    assert_times_out("", "len(reversed(range(8000000)))");
+}
+
+#[test]
+fn sorted_of_a_huge_range() {
+    assert_times_out("", "sorted(range(8000000), reverse=True)[0]");
+}
+
+#[test]
+fn json_encode_of_a_huge_range() {
+    assert_times_out("", "len(json.encode(range(8000000)))");
+}
+
+#[test]
+fn join_of_many_strings() {
+    assert_times_out("    xs = ['ab'] * 8000000\n", "len(','.join(xs))");
+}
+
+#[test]
+fn string_methods_over_a_huge_string() {
+    assert_times_out("    s = 'a b ' * 4000000\n", "len(s.split())");
+    assert_times_out("    s = 'ab' * 8000000\n", "len(s.replace('a', 'xy'))");
+    assert_times_out("    s = 'ab' * 8000000\n", "len(s.upper())");
+}
+
+#[test]
+fn json_decode_of_a_huge_text() {
+    assert_times_out(
+        "    s = '[' + '1,' * 8000000 + '1]'\n",
+        "len(json.decode(s))",
+    );
+}
