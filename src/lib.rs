@@ -4,6 +4,46 @@
 //! parser, resolver), [`vm`] (compiler and interpreter), [`catalog`]
 //! (capabilities and the CodeMode service) and [`server`] (the MCP adapter,
 //! transports and the `codemode` binary).
+//!
+//! Running a program against a host that serves capability calls:
+//!
+//! ```
+//! use codemode::vm::{execute, Data, ExecError, Host, HostCall, Limits};
+//!
+//! /// Serves `records.lookup` from a fixed table.
+//! struct Records;
+//!
+//! impl Host for Records {
+//!     type Error = String;
+//!     fn call(&self, call: HostCall<'_>) -> Result<Data, String> {
+//!         match call.name {
+//!             "records.lookup" => Ok(Data::Map(vec![(
+//!                 "items".into(),
+//!                 Data::List(vec![Data::Str("alpha".into()), Data::Str("alpine".into())]),
+//!             )])),
+//!             other => Err(format!("no backend for {other}")),
+//!         }
+//!     }
+//! }
+//!
+//! let source = r#"
+//! def main():
+//!     found = records.lookup(key="al", limit=2)
+//!     return [name.upper() for name in found["items"]]
+//! "#;
+//! let result = execute(source, &["records.lookup"], &Records, &Limits::default(), None);
+//! assert_eq!(
+//!     result,
+//!     Ok(Data::List(vec![Data::Str("ALPHA".into()), Data::Str("ALPINE".into())]))
+//! );
+//!
+//! // Errors are classified; a runtime error names its position.
+//! let bad = execute("def main():\n    return 1 + \"a\"\n", &[], &Records, &Limits::default(), None);
+//! assert_eq!(
+//!     bad,
+//!     Err(ExecError::InvalidProgram("<codemode>:2:14: unknown binary op: int + string".into()))
+//! );
+//! ```
 
 pub use codemode_catalog as catalog;
 pub use codemode_lang as lang;
