@@ -411,3 +411,34 @@ fn closures_and_frozen_globals() {
     let src = "def make(n):\n    def add(x):\n        return x + n\n    return add\nadd2 = make(2)\ndef main():\n    return [add2(1), make(10)(5)]\n";
     assert_eq!(run_ok(src), Data::List(vec![Data::Int(3), Data::Int(15)]));
 }
+
+#[test]
+fn deeply_nested_values_never_overflow_the_stack() {
+    // 100,000 levels of nesting built at run time, then pushed through
+    // every recursive operation; each must end in a value or a classified
+    // error (this test runs on a default 2 MiB test thread).
+    let limits = Limits {
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    let build = "    x = []\n    for i in range(100000):\n        x = [x]\n    t = ()\n    for i in range(100000):\n        t = (t,)\n";
+    for (expr, want_ok) in [
+        ("len(str(x))", true),
+        ("len(repr(t))", true),
+        ("x == x", false),
+        ("t == t", false),
+        ("len(json.encode(x))", false),
+        ("hash(t)", false),
+        ("{t: 1}[t]", false),
+        ("x", false),
+        ("sorted([x, x])[0] == x", false),
+    ] {
+        let src = format!("def main():\n{build}    return {expr}\n");
+        let r = run(&src, &limits);
+        match (&r, want_ok) {
+            (Ok(_), true) => {}
+            (Err(ExecError::InvalidProgram(_)) | Err(ExecError::ResourceLimit(_)), false) => {}
+            _ => panic!("{expr}: {r:?}"),
+        }
+    }
+}
