@@ -1,4 +1,95 @@
 //! codemode-catalog: capabilities, their field shapes, argument binding,
 //! search, describe, authorization and the CodeMode service.
 //!
-//! This crate is not written yet; the catalog issue builds it.
+//! A host defines [`Capability`]s (typed Rust handlers whose input and
+//! output shapes are derived from their serde types, or manifest entries),
+//! builds an immutable [`Catalog`] that validates everything up front, and
+//! serves it through [`CodeMode`] with a [`Policy`] and a [`Config`].
+//! Failures are one [`Error`] whose text is the tool reference's.
+//!
+//! ```
+//! use codemode_catalog::{
+//!     AllowAll, CancellationToken, Capability, Catalog, CodeMode, HandlerError, Rule, Subject,
+//! };
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct QuoteRequest {
+//!     weight_grams: i64,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Quote {
+//!     price_cents: i64,
+//! }
+//!
+//! async fn quote(input: QuoteRequest) -> Result<Quote, HandlerError> {
+//!     let price_cents = if input.weight_grams > 1000 { 900 } else { 500 };
+//!     Ok(Quote { price_cents })
+//! }
+//!
+//! let catalog = Catalog::builder()
+//!     .capability(
+//!         Capability::new("shipping.quote", quote)
+//!             .summary("Quote domestic shipping in cents.")
+//!             .description("Parcels of 1-5000 grams; 500 cents up to 1000 g, else 900.")
+//!             .rule("weight_grams", Rule::range(1, 5000)),
+//!     )
+//!     .build()
+//!     .expect("a valid catalog");
+//! let service = CodeMode::new(catalog, AllowAll);
+//! let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+//! runtime.block_on(async {
+//!     let me = Subject::new("local");
+//!     let found = service.search(&me, "shipping quote").await.expect("search");
+//!     assert_eq!(found.results[0].signature, "shipping.quote(*, weight_grams: int)");
+//!     let source = "def main():\n    return shipping.quote(weight_grams=1200)\n";
+//!     let result = service.execute(&me, source, CancellationToken::new()).await;
+//!     assert_eq!(result.expect("runs").to_json_string(), r#"{"price_cents":900}"#);
+//!     let source = "def main():\n    return shipping.quote(weight_grams=0)\n";
+//!     let error = service.execute(&me, source, CancellationToken::new()).await;
+//!     assert_eq!(
+//!         error.expect_err("out of range").to_string(),
+//!         "invalid capability arguments: weight_grams: must be at least 1"
+//!     );
+//! });
+//! ```
+
+pub mod auth;
+pub mod binding;
+pub mod capability;
+pub mod catalog;
+pub mod convert;
+pub mod error;
+pub mod names;
+#[cfg(feature = "rego")]
+pub mod rego;
+pub mod search;
+pub mod service;
+pub mod shape;
+
+pub use auth::{
+    AllowAll, AuthorizationRequest, Decision, DenyAll, FixedSubject, Policy, PolicyError, PolicyFn,
+    Subject, SubjectResolver, Unauthenticated,
+};
+pub use binding::{bind, BindError};
+pub use capability::{Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
+pub use catalog::{
+    BuildError, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry, ManifestError,
+    NotFound, Problem,
+};
+pub use codemode_vm::{Data, Limits};
+pub use error::Error;
+pub use names::{CapabilityId, CapabilityName, NameError};
+#[cfg(feature = "rego")]
+pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
+pub use search::{tokenize, SearchLimits, SearchResponse, SearchResult};
+pub use service::{CodeMode, Config};
+pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeError, ShapeKind};
+pub use tokio_util::sync::CancellationToken;
+
+/// An input type for capabilities that take no arguments.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}

@@ -1,0 +1,262 @@
+//! Capabilities as the host defines them.
+//!
+//! A [`Capability`] is a dotted name, a stable ID, texts for search and
+//! describe, the JSON Schemas of its input and output, input [`Rule`]s, and
+//! (for typed capabilities) an async handler. [`Capability::new`] derives
+//! both schemas from the handler's serde types through `schemars` — the
+//! input for deserialization, the output for serialization, so an
+//! `Option` skipped when `None` is an optional output field — and erases the
+//! handler into one that takes the canonical arguments as JSON and returns
+//! [`Data`]. A capability is only a draft: [`crate::CatalogBuilder`]
+//! validates it.
+
+use crate::convert::to_data;
+use crate::shape::{Rule, SchemaSource};
+use codemode_vm::Data;
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// The longest public failure message a client sees; longer ones are cut
+/// at a character boundary.
+pub const MAX_PUBLIC_MESSAGE_BYTES: usize = 256;
+
+/// A handler's failure. Its detail stays on the host unless it was made
+/// with [`HandlerError::public`].
+pub struct HandlerError {
+    public: Option<String>,
+    detail: String,
+}
+
+impl HandlerError {
+    /// A failure whose message the client may see
+    /// (`capability failed: <message>`, at most 256 bytes).
+    pub fn public(message: impl Into<String>) -> HandlerError {
+        let message = message.into();
+        HandlerError {
+            detail: message.clone(),
+            public: Some(message),
+        }
+    }
+
+    /// A failure whose message stays on the host (`capability failed`).
+    pub fn internal(detail: impl fmt::Display) -> HandlerError {
+        HandlerError {
+            public: None,
+            detail: detail.to_string(),
+        }
+    }
+
+    /// The public message, capped at [`MAX_PUBLIC_MESSAGE_BYTES`]. An empty
+    /// message counts as none.
+    pub fn public_message(&self) -> Option<&str> {
+        let m = self.public.as_deref()?;
+        if m.is_empty() {
+            return None;
+        }
+        let mut end = m.len().min(MAX_PUBLIC_MESSAGE_BYTES);
+        while !m.is_char_boundary(end) {
+            end -= 1;
+        }
+        Some(&m[..end])
+    }
+
+    /// The host-side detail (for logs, never for clients).
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+}
+
+impl fmt::Debug for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerError")
+            .field("public", &self.public)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: std::error::Error> From<E> for HandlerError {
+    fn from(e: E) -> HandlerError {
+        HandlerError::internal(e)
+    }
+}
+
+/// Why an erased handler call failed.
+#[derive(Debug)]
+pub(crate) enum CallFailure {
+    /// The canonical arguments did not deserialize into the input type.
+    Input,
+    /// The handler failed.
+    Handler(HandlerError),
+    /// The output cannot cross (non-finite float, u64 above i64::MAX...).
+    Output,
+}
+
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Result<Data, CallFailure>> + Send>>;
+
+/// A handler with its types erased: canonical arguments in, data out.
+pub(crate) type ErasedHandler = Arc<dyn Fn(serde_json::Value) -> BoxFuture + Send + Sync>;
+
+/// A capability before validation.
+pub struct Capability {
+    pub(crate) name: String,
+    pub(crate) id: Option<String>,
+    pub(crate) summary: String,
+    pub(crate) description: String,
+    pub(crate) search_terms: Vec<String>,
+    pub(crate) input_schema: serde_json::Value,
+    pub(crate) output_schema: Option<serde_json::Value>,
+    pub(crate) source: SchemaSource,
+    pub(crate) rules: Vec<(String, Rule)>,
+    pub(crate) handler: Option<ErasedHandler>,
+}
+
+impl fmt::Debug for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capability")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn schema_for<T: JsonSchema>(settings: SchemaSettings) -> serde_json::Value {
+    settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+impl Capability {
+    /// A typed capability: `handler` takes the deserialized input and
+    /// returns the output or a [`HandlerError`]. The ID defaults to the
+    /// name.
+    pub fn new<I, O, F, Fut>(name: impl Into<String>, handler: F) -> Capability
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let input_schema = schema_for::<I>(SchemaSettings::draft2020_12().for_deserialize());
+        // A unit input (`()`) has no fields and deserializes from null.
+        let unit_input = input_schema.get("type").and_then(|t| t.as_str()) == Some("null");
+        let erased: ErasedHandler = Arc::new(move |args: serde_json::Value| {
+            let handler = handler.clone();
+            let args = if unit_input {
+                serde_json::Value::Null
+            } else {
+                args
+            };
+            Box::pin(async move {
+                let input: I = serde_json::from_value(args).map_err(|_| CallFailure::Input)?;
+                let output = handler(input).await.map_err(CallFailure::Handler)?;
+                to_data(&output).map_err(|_| CallFailure::Output)
+            }) as BoxFuture
+        });
+        Capability {
+            name: name.into(),
+            id: None,
+            summary: String::new(),
+            description: String::new(),
+            search_terms: Vec::new(),
+            input_schema,
+            output_schema: Some(schema_for::<O>(
+                SchemaSettings::draft2020_12().for_serialize(),
+            )),
+            source: SchemaSource::Derived,
+            rules: Vec::new(),
+            handler: Some(erased),
+        }
+    }
+
+    /// A capability described by JSON Schemas with no backend: search and
+    /// describe show it, calling it is `capability failed`.
+    pub fn from_schemas(
+        name: impl Into<String>,
+        input_schema: serde_json::Value,
+        output_schema: Option<serde_json::Value>,
+    ) -> Capability {
+        Capability {
+            name: name.into(),
+            id: None,
+            summary: String::new(),
+            description: String::new(),
+            search_terms: Vec::new(),
+            input_schema,
+            output_schema,
+            source: SchemaSource::Manifest,
+            rules: Vec::new(),
+            handler: None,
+        }
+    }
+
+    /// Gives the capability a backend that takes the canonical arguments as
+    /// JSON and returns an object (for capabilities described by schemas:
+    /// manifests, upstream servers). A result that is not an object or has
+    /// an integer outside i64 is `capability failed`.
+    pub fn json_handler<F, Fut>(mut self, handler: F) -> Capability
+    where
+        F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |args: serde_json::Value| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let output = handler(args).await.map_err(CallFailure::Handler)?;
+                match Data::from_json(&output) {
+                    Some(data @ Data::Map(_)) => Ok(data),
+                    _ => Err(CallFailure::Output),
+                }
+            }) as BoxFuture
+        }));
+        self
+    }
+
+    /// The stable ID used by policies and disabling.
+    pub fn id(mut self, id: impl Into<String>) -> Capability {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The compact one-line summary search returns.
+    pub fn summary(mut self, summary: impl Into<String>) -> Capability {
+        self.summary = summary.into();
+        self
+    }
+
+    /// The longer description describe returns.
+    pub fn description(mut self, description: impl Into<String>) -> Capability {
+        self.description = description.into();
+        self
+    }
+
+    /// Extra search vocabulary.
+    pub fn search_terms<S: Into<String>>(
+        mut self,
+        terms: impl IntoIterator<Item = S>,
+    ) -> Capability {
+        self.search_terms = terms.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Input rules on the field at `path` (`limit`, `filter.owner`,
+    /// `tags[]` for list items, `labels{}` for map values).
+    pub fn rule(mut self, path: &str, rules: impl IntoIterator<Item = Rule>) -> Capability {
+        self.rules
+            .extend(rules.into_iter().map(|r| (path.to_string(), r)));
+        self
+    }
+
+    /// The dotted name as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}

@@ -1,0 +1,158 @@
+//! Rego authorization policies on the regorus engine.
+//!
+//! A [`RegoPolicy`] is built from Rego modules, optional JSON data
+//! documents and the path of the rule that decides (by default
+//! `data.codemode.allow`). Each call is evaluated with the input
+//! `{"subject": {"id", "attributes"}, "capability": {"id", "name"},
+//! "arguments": {...canonical arguments}}` on a clone of the prepared
+//! engine, so evaluations never share state. The rule's value `true`
+//! allows; `false` or an undefined rule denies; any other value or an
+//! evaluation error is a policy failure. Nothing of the policy (paths,
+//! rule names, messages) ever reaches a client.
+
+use crate::auth::{AuthorizationRequest, Decision, Policy, PolicyError};
+use crate::convert::data_to_json;
+use serde_json::json;
+
+/// The rule evaluated when none is configured.
+pub const DEFAULT_RULE: &str = "data.codemode.allow";
+
+/// A Rego policy could not be loaded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid Rego policy: {0}")]
+pub struct RegoError(pub String);
+
+/// A Rego policy.
+#[derive(Clone)]
+pub struct RegoPolicy {
+    engine: regorus::Engine,
+    rule: String,
+}
+
+impl std::fmt::Debug for RegoPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegoPolicy")
+            .field("rule", &self.rule)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Collects the modules, data and rule of a [`RegoPolicy`].
+#[derive(Default)]
+pub struct RegoPolicyBuilder {
+    modules: Vec<(String, String)>,
+    data: Vec<serde_json::Value>,
+    rule: Option<String>,
+}
+
+impl RegoPolicyBuilder {
+    /// Adds a Rego module; `path` names it in load errors.
+    pub fn module(mut self, path: impl Into<String>, source: impl Into<String>) -> Self {
+        self.modules.push((path.into(), source.into()));
+        self
+    }
+
+    /// Adds a Rego module read from a file.
+    pub fn module_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, RegoError> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| RegoError(format!("{}: {e}", path.display())))?;
+        Ok(self.module(path.display().to_string(), source))
+    }
+
+    /// Adds a data document (merged under `data`).
+    pub fn data(mut self, data: serde_json::Value) -> Self {
+        self.data.push(data);
+        self
+    }
+
+    /// Adds a data document read from a JSON file.
+    pub fn data_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, RegoError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RegoError(format!("{}: {e}", path.display())))?;
+        let value = serde_json::from_str(&text)
+            .map_err(|e| RegoError(format!("{}: {e}", path.display())))?;
+        Ok(self.data(value))
+    }
+
+    /// The rule that decides, e.g. `data.authz.allow`.
+    pub fn rule(mut self, rule: impl Into<String>) -> Self {
+        self.rule = Some(rule.into());
+        self
+    }
+
+    /// Parses the modules, loads the data and checks that the rule can be
+    /// evaluated.
+    pub fn build(self) -> Result<RegoPolicy, RegoError> {
+        let mut engine = regorus::Engine::new();
+        if self.modules.is_empty() {
+            return Err(RegoError("no Rego module".into()));
+        }
+        for (path, source) in self.modules {
+            engine
+                .add_policy(path, source)
+                .map_err(|e| RegoError(e.to_string()))?;
+        }
+        for data in self.data {
+            engine
+                .add_data(regorus::Value::from(data))
+                .map_err(|e| RegoError(e.to_string()))?;
+        }
+        let policy = RegoPolicy {
+            engine,
+            rule: self.rule.unwrap_or_else(|| DEFAULT_RULE.to_string()),
+        };
+        let probe = json!({
+            "subject": {"id": "", "attributes": {}},
+            "capability": {"id": "", "name": ""},
+            "arguments": {},
+        });
+        policy
+            .evaluate(probe)
+            .map_err(|e| RegoError(format!("rule {}: {}", policy.rule, e.0)))?;
+        Ok(policy)
+    }
+}
+
+impl RegoPolicy {
+    /// A builder.
+    pub fn builder() -> RegoPolicyBuilder {
+        RegoPolicyBuilder::default()
+    }
+
+    /// The rule that decides.
+    pub fn rule(&self) -> &str {
+        &self.rule
+    }
+
+    fn evaluate(&self, input: serde_json::Value) -> Result<Decision, PolicyError> {
+        let mut engine = self.engine.clone();
+        engine.set_input(regorus::Value::from(input));
+        let value = engine
+            .eval_rule(self.rule.clone())
+            .map_err(|e| PolicyError(e.to_string()))?;
+        match value {
+            regorus::Value::Bool(true) => Ok(Decision::Allow),
+            regorus::Value::Bool(false) | regorus::Value::Undefined => Ok(Decision::Deny),
+            _ => Err(PolicyError("the rule is not a boolean".into())),
+        }
+    }
+}
+
+impl Policy for RegoPolicy {
+    fn authorize(&self, request: &AuthorizationRequest<'_>) -> Result<Decision, PolicyError> {
+        let input = json!({
+            "subject": {
+                "id": request.subject.id(),
+                "attributes": request.subject.attributes(),
+            },
+            "capability": {
+                "id": request.capability_id.as_str(),
+                "name": request.name.as_str(),
+            },
+            "arguments": data_to_json(request.arguments),
+        });
+        self.evaluate(input)
+    }
+}

@@ -1,0 +1,246 @@
+//! The CodeMode service: search, describe and execute for a subject.
+//!
+//! [`CodeMode`] holds an immutable [`Catalog`], a [`Policy`] and a
+//! [`Config`] (the VM's limits, the search limits and the number of
+//! executions that may run at once; more wait for a slot). `execute` runs
+//! the VM on tokio's blocking pool; the VM calls back into the host bridge,
+//! which for each capability call binds the keyword arguments, authorizes
+//! the canonical arguments, runs the async handler on the runtime bounded
+//! by the remaining deadline and the cancellation token, catches its
+//! panics, and checks and converts its output. Every failure leaves as one
+//! [`Error`] with a fixed text.
+
+use crate::auth::{AuthorizationRequest, Decision, Policy, Subject};
+use crate::binding::bind;
+use crate::capability::CallFailure;
+use crate::catalog::{Catalog, Description};
+use crate::convert::data_to_json;
+use crate::error::Error;
+use crate::search::{SearchError, SearchLimits, SearchResponse};
+use codemode_vm::{Data, ExecError, Host, HostCall, Limits};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Every configurable bound of the service, with the reference's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The limits of one execution.
+    pub limits: Limits,
+    /// The limits of one search.
+    pub search: SearchLimits,
+    /// Executions running at once (MaxConcurrentExecutions); more wait.
+    pub max_concurrent_executions: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            limits: Limits::default(),
+            search: SearchLimits::default(),
+            max_concurrent_executions: 8,
+        }
+    }
+}
+
+/// The service.
+#[derive(Clone)]
+pub struct CodeMode {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    catalog: Catalog,
+    policy: Arc<dyn Policy>,
+    config: Config,
+    slots: Arc<Semaphore>,
+    names: Vec<String>,
+}
+
+impl CodeMode {
+    /// A service over `catalog` with `policy` and the default config.
+    pub fn new(catalog: Catalog, policy: impl Policy + 'static) -> CodeMode {
+        CodeMode::with_config(catalog, Arc::new(policy), Config::default())
+    }
+
+    /// A service with an explicit config.
+    pub fn with_config(catalog: Catalog, policy: Arc<dyn Policy>, config: Config) -> CodeMode {
+        let names = catalog.names().map(str::to_string).collect();
+        CodeMode {
+            inner: Arc::new(Inner {
+                slots: Arc::new(Semaphore::new(config.max_concurrent_executions.max(1))),
+                catalog,
+                policy,
+                config,
+                names,
+            }),
+        }
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// `search_api`.
+    pub async fn search(&self, subject: &Subject, query: &str) -> Result<SearchResponse, Error> {
+        authenticated(subject)?;
+        self.inner
+            .catalog
+            .search_with(query, &self.inner.config.search)
+            .map_err(|e: SearchError| match e {
+                SearchError::QueryTooLong | SearchError::TooManyTokens => {
+                    Error::ResourceLimitExceeded
+                }
+            })
+    }
+
+    /// `describe_api`.
+    pub async fn describe(&self, subject: &Subject, name: &str) -> Result<Description, Error> {
+        authenticated(subject)?;
+        self.inner
+            .catalog
+            .describe(name)
+            .map_err(|_| Error::CapabilityNotFound)
+    }
+
+    /// `execute`: runs `source` and returns `main`'s converted result.
+    /// Cancelling `cancel` (or dropping the returned future) stops the
+    /// program.
+    pub async fn execute(
+        &self,
+        subject: &Subject,
+        source: &str,
+        cancel: CancellationToken,
+    ) -> Result<Data, Error> {
+        authenticated(subject)?;
+        let token = cancel.child_token();
+        let _stop_on_drop = token.clone().drop_guard();
+        let permit = tokio::select! {
+            p = self.inner.slots.clone().acquire_owned() => p.map_err(|_| Error::Internal)?,
+            _ = token.cancelled() => return Err(Error::Canceled),
+        };
+        let flag = Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let (token, flag) = (token.clone(), flag.clone());
+            tokio::spawn(async move {
+                token.cancelled().await;
+                flag.store(true, Ordering::Relaxed);
+            })
+        };
+        let inner = self.inner.clone();
+        let subject = subject.clone();
+        let source = source.to_string();
+        let handle = Handle::current();
+        let bridge_token = token.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let start = Instant::now();
+            let bridge = Bridge {
+                inner: &inner,
+                subject: &subject,
+                handle,
+                token: bridge_token,
+                deadline: start + inner.config.limits.max_time,
+            };
+            let names: Vec<&str> = inner.names.iter().map(String::as_str).collect();
+            codemode_vm::execute(&source, &names, &bridge, &inner.config.limits, Some(flag))
+        });
+        let outcome = job.await;
+        watcher.abort();
+        drop(permit);
+        match outcome {
+            Err(_) => Err(Error::Internal),
+            Ok(Ok(data)) => Ok(data),
+            Ok(Err(e)) => Err(classify(e)),
+        }
+    }
+}
+
+fn authenticated(subject: &Subject) -> Result<(), Error> {
+    if subject.is_authenticated() {
+        Ok(())
+    } else {
+        Err(Error::Unauthenticated)
+    }
+}
+
+fn classify(e: ExecError<Error>) -> Error {
+    match e {
+        ExecError::InvalidProgram(d) => Error::InvalidProgram(Some(d)),
+        ExecError::InvalidArguments(d) => Error::InvalidArguments(Some(d)),
+        ExecError::ResourceLimit(_) => Error::ResourceLimitExceeded,
+        ExecError::Cancelled => Error::Canceled,
+        ExecError::Host(e) => e,
+    }
+}
+
+/// The VM's host: one per execution.
+struct Bridge<'a> {
+    inner: &'a Inner,
+    subject: &'a Subject,
+    handle: Handle,
+    token: CancellationToken,
+    deadline: Instant,
+}
+
+impl Host for Bridge<'_> {
+    type Error = Error;
+
+    fn call(&self, call: HostCall<'_>) -> Result<Data, Error> {
+        if self.token.is_cancelled() {
+            return Err(Error::Canceled);
+        }
+        let cap = self.inner.catalog.get(call.name).ok_or(Error::Internal)?;
+        let arguments =
+            bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
+        let request = AuthorizationRequest {
+            subject: self.subject,
+            capability_id: cap.id(),
+            name: cap.name(),
+            arguments: &arguments,
+        };
+        let policy = &self.inner.policy;
+        match catch_unwind(AssertUnwindSafe(|| policy.authorize(&request))) {
+            Ok(Ok(Decision::Allow)) => {}
+            Ok(Ok(Decision::Deny)) => return Err(Error::PermissionDenied),
+            Ok(Err(_)) | Err(_) => return Err(Error::PolicyFailure),
+        }
+        let handler = cap.handler().ok_or(Error::CapabilityFailed(None))?;
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        if remaining == Duration::ZERO {
+            return Err(Error::ResourceLimitExceeded);
+        }
+        let future = handler(data_to_json(&arguments));
+        let token = self.token.clone();
+        self.handle.block_on(async move {
+            let mut task = tokio::spawn(future);
+            tokio::select! {
+                joined = &mut task => match joined {
+                    Ok(Ok(data)) => Ok(data),
+                    Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
+                    Ok(Err(CallFailure::Handler(e))) => {
+                        Err(Error::CapabilityFailed(e.public_message().map(str::to_string)))
+                    }
+                    Ok(Err(CallFailure::Output)) | Err(_) => Err(Error::CapabilityFailed(None)),
+                },
+                _ = tokio::time::sleep(remaining) => {
+                    task.abort();
+                    Err(Error::ResourceLimitExceeded)
+                }
+                _ = token.cancelled() => {
+                    task.abort();
+                    Err(Error::Canceled)
+                }
+            }
+        })
+    }
+}

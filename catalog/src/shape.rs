@@ -1,0 +1,802 @@
+//! Field shapes: the types of capability inputs and outputs, in the tool
+//! reference's notation.
+//!
+//! A [`Shape`] is what a value may look like (`str`, `int`, `bool`,
+//! `float`, `T | None`, `list[T]`, `dict[str, T]`, `{a: T, b?: U}`) plus the
+//! input [`Rule`]s that binding enforces on it. Shapes are never written by
+//! hand: they come from JSON Schema ([`fields_from_schema`]), which itself
+//! comes either from a Rust type through `schemars` or from a manifest entry,
+//! so one mapping serves both. The mapping refuses what the notation cannot
+//! express (unions other than `T | None`, non-string map keys, recursive
+//! types, tuples, free-form values) with a [`ShapeError`] naming the field.
+//! [`FieldSchema`] is describe's flat `{name, type, required}` entry and
+//! [`signature`] the invocation-only signature.
+
+use codemode_vm::Data;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// What a value may look like.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shape {
+    /// The structure of the value.
+    pub kind: ShapeKind,
+    /// The input rules checked on a value of this shape (never on `None`).
+    pub rules: Vec<Rule>,
+}
+
+/// The structure of a [`Shape`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeKind {
+    /// `str`
+    Str,
+    /// `int` (signed 64-bit)
+    Int,
+    /// `bool`
+    Bool,
+    /// `float` (finite)
+    Float,
+    /// `any`: a free-form JSON value; only manifests may declare it.
+    Any,
+    /// `T | None`
+    Optional(Box<Shape>),
+    /// `list[T]`
+    List(Box<Shape>),
+    /// `dict[str, T]`
+    Map(Box<Shape>),
+    /// `{a: T, b?: U}`, fields in declaration order.
+    Struct(Vec<FieldShape>),
+}
+
+/// One field of a struct (or of a capability's input or output root).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldShape {
+    /// The wire name of the field.
+    pub name: String,
+    /// Its shape.
+    pub shape: Shape,
+    /// Whether the schema lists the field as required (always present).
+    pub required: bool,
+}
+
+/// A bound on a number.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    /// An integer bound, compared exactly.
+    Int(i64),
+    /// Any other bound.
+    Float(f64),
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Int(i) => write!(f, "{i}"),
+            Number::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+impl From<i64> for Number {
+    fn from(i: i64) -> Number {
+        Number::Int(i)
+    }
+}
+
+impl From<f64> for Number {
+    fn from(x: f64) -> Number {
+        Number::Float(x)
+    }
+}
+
+/// An input rule. Numeric rules apply to numbers, length rules to strings
+/// (in characters), lists and dicts (in items), allowed values to scalars.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rule {
+    /// `value >= n`
+    Minimum(Number),
+    /// `value <= n`
+    Maximum(Number),
+    /// `value > n`
+    ExclusiveMinimum(Number),
+    /// `value < n`
+    ExclusiveMaximum(Number),
+    /// At least n characters or items.
+    MinLength(u64),
+    /// At most n characters or items.
+    MaxLength(u64),
+    /// One of these values.
+    OneOf(Vec<Data>),
+}
+
+impl Rule {
+    /// `minimum..=maximum` as two rules.
+    pub fn range(min: impl Into<Number>, max: impl Into<Number>) -> [Rule; 2] {
+        [Rule::Minimum(min.into()), Rule::Maximum(max.into())]
+    }
+
+    /// Allowed string values.
+    pub fn one_of_str<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Rule {
+        Rule::OneOf(values.into_iter().map(|s| Data::Str(s.into())).collect())
+    }
+
+    /// The violation text after `<path>: `.
+    pub(crate) fn violation(&self) -> String {
+        match self {
+            Rule::Minimum(n) => format!("must be at least {n}"),
+            Rule::Maximum(n) => format!("must be at most {n}"),
+            Rule::ExclusiveMinimum(n) => format!("must be greater than {n}"),
+            Rule::ExclusiveMaximum(n) => format!("must be less than {n}"),
+            Rule::MinLength(n) => format!("length must be at least {n}"),
+            Rule::MaxLength(n) => format!("length must be at most {n}"),
+            Rule::OneOf(values) => {
+                let list: Vec<String> = values.iter().map(|v| v.to_json_string()).collect();
+                format!("must be one of {}", list.join(", "))
+            }
+        }
+    }
+}
+
+impl Shape {
+    /// A shape without rules.
+    pub fn new(kind: ShapeKind) -> Shape {
+        Shape {
+            kind,
+            rules: Vec::new(),
+        }
+    }
+
+    /// `T | None`; a pointer layer appends `| None` once.
+    pub fn optional(inner: Shape) -> Shape {
+        if inner.is_optional() {
+            return inner;
+        }
+        Shape::new(ShapeKind::Optional(Box::new(inner)))
+    }
+
+    /// Whether the shape accepts `None`.
+    pub fn is_optional(&self) -> bool {
+        matches!(self.kind, ShapeKind::Optional(_))
+    }
+
+    /// The shape without its outer `| None`.
+    pub fn non_optional(&self) -> &Shape {
+        match &self.kind {
+            ShapeKind::Optional(inner) => inner,
+            _ => self,
+        }
+    }
+
+    /// The notation, e.g. `list[{title: str, score: float}]`.
+    pub fn notation(&self) -> String {
+        let mut out = String::new();
+        self.render(&mut out);
+        out
+    }
+
+    fn render(&self, out: &mut String) {
+        match &self.kind {
+            ShapeKind::Str => out.push_str("str"),
+            ShapeKind::Int => out.push_str("int"),
+            ShapeKind::Bool => out.push_str("bool"),
+            ShapeKind::Float => out.push_str("float"),
+            ShapeKind::Any => out.push_str("any"),
+            ShapeKind::Optional(inner) => {
+                inner.render(out);
+                out.push_str(" | None");
+            }
+            ShapeKind::List(inner) => {
+                out.push_str("list[");
+                inner.render(out);
+                out.push(']');
+            }
+            ShapeKind::Map(inner) => {
+                out.push_str("dict[str, ");
+                inner.render(out);
+                out.push(']');
+            }
+            ShapeKind::Struct(fields) => {
+                out.push('{');
+                for (i, f) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&f.name);
+                    if f.required {
+                        out.push_str(": ");
+                        f.shape.render(out);
+                    } else {
+                        out.push_str("?: ");
+                        f.shape.non_optional().render(out);
+                    }
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.notation())
+    }
+}
+
+impl FieldShape {
+    /// Whether binding lets the field be omitted (or passed `None`).
+    pub fn optional_argument(&self) -> bool {
+        !self.required || self.shape.is_optional()
+    }
+
+    /// Describe's entry for a root input field: an optional argument is
+    /// `T | None` with `required: false`, like a Go pointer field.
+    pub fn input_schema(&self) -> FieldSchema {
+        if self.optional_argument() {
+            FieldSchema {
+                name: self.name.clone(),
+                r#type: Shape::optional(self.shape.clone()).notation(),
+                required: false,
+            }
+        } else {
+            FieldSchema {
+                name: self.name.clone(),
+                r#type: self.shape.notation(),
+                required: true,
+            }
+        }
+    }
+
+    /// Describe's entry for a root output field: a field that may be absent
+    /// (the analog of an `omitempty` pointer) is `required: false` with the
+    /// pointed-to type, without the outer `| None`.
+    pub fn output_schema(&self) -> FieldSchema {
+        let shape = if self.required {
+            &self.shape
+        } else {
+            self.shape.non_optional()
+        };
+        FieldSchema {
+            name: self.name.clone(),
+            r#type: shape.notation(),
+            required: self.required,
+        }
+    }
+}
+
+/// One entry of describe's flat `input`/`output` arrays.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldSchema {
+    /// The field name.
+    pub name: String,
+    /// The type in the notation.
+    #[serde(rename = "type")]
+    pub r#type: String,
+    /// Whether the field is required.
+    pub required: bool,
+}
+
+/// The invocation-only signature: `name(*, a: str, b: int | None)` or
+/// `name()`.
+pub fn signature(name: &str, input: &[FieldShape]) -> String {
+    let mut out = String::with_capacity(name.len() + 16 * input.len() + 2);
+    out.push_str(name);
+    out.push('(');
+    if !input.is_empty() {
+        out.push('*');
+        for f in input {
+            let s = f.input_schema();
+            out.push_str(", ");
+            out.push_str(&s.name);
+            out.push_str(": ");
+            out.push_str(&s.r#type);
+        }
+    }
+    out.push(')');
+    out
+}
+
+/// Why a schema has no field shapes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", if path.is_empty() { "(root)" } else { path.as_str() })]
+pub struct ShapeError {
+    /// The field path, e.g. `filter.owner` or `tags[]`.
+    pub path: String,
+    /// What the notation cannot express.
+    pub reason: String,
+}
+
+/// How strict the JSON Schema mapping is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaSource {
+    /// A schema derived from a Rust type: free-form values are refused.
+    Derived,
+    /// A manifest's hand-written schema: a free-form object below the root
+    /// is `dict[str, any]`, a free-form value `any`, an array without
+    /// `items` `list[any]`.
+    Manifest,
+}
+
+/// Maps a JSON Schema whose root is an object (or `null`, meaning no
+/// fields) to its fields in declaration order.
+pub fn fields_from_schema(
+    schema: &Value,
+    source: SchemaSource,
+) -> Result<Vec<FieldShape>, ShapeError> {
+    let mut mapper = Mapper {
+        root: schema,
+        source,
+        // The root itself is `#`: a self-reference is recursion too.
+        stack: vec!["#"],
+    };
+    let obj = mapper.deref(schema, "")?;
+    if obj.get("type").and_then(Value::as_str) == Some("null") && !obj.contains_key("properties") {
+        return Ok(Vec::new());
+    }
+    let shape = mapper.map(schema, "", true)?;
+    match shape.kind {
+        ShapeKind::Struct(fields) => Ok(fields),
+        _ => Err(ShapeError {
+            path: String::new(),
+            reason: format!(
+                "the root must be an object with named fields, not {}",
+                shape.notation()
+            ),
+        }),
+    }
+}
+
+struct Mapper<'a> {
+    root: &'a Value,
+    source: SchemaSource,
+    /// The `$ref`s being expanded, to refuse recursive types.
+    stack: Vec<&'a str>,
+}
+
+fn err(path: &str, reason: impl Into<String>) -> ShapeError {
+    ShapeError {
+        path: path.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl<'a> Mapper<'a> {
+    /// The object of a schema node (a boolean schema has none).
+    fn deref(&self, node: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ShapeError> {
+        match node {
+            Value::Object(m) => Ok(m),
+            Value::Bool(true) => Err(err(path, "free-form values (any type) are not supported")),
+            _ => Err(err(path, "invalid schema")),
+        }
+    }
+
+    fn resolve(&self, reference: &str, path: &str) -> Result<&'a Value, ShapeError> {
+        let pointer = reference.strip_prefix('#').ok_or_else(|| {
+            err(
+                path,
+                format!("external reference {reference} is not supported"),
+            )
+        })?;
+        self.root
+            .pointer(pointer)
+            .ok_or_else(|| err(path, format!("unresolved reference {reference}")))
+    }
+
+    fn map(&mut self, node: &'a Value, path: &str, root: bool) -> Result<Shape, ShapeError> {
+        if self.source == SchemaSource::Manifest {
+            match node {
+                Value::Bool(true) => return Ok(Shape::new(ShapeKind::Any)),
+                Value::Object(m) if m.is_empty() => return Ok(Shape::new(ShapeKind::Any)),
+                _ => {}
+            }
+        }
+        let obj = self.deref(node, path)?;
+        if let Some(r) = obj.get("$ref") {
+            let r = r
+                .as_str()
+                .ok_or_else(|| err(path, "invalid schema: $ref is not a string"))?;
+            if self.stack.contains(&r) {
+                return Err(err(path, "recursive types are not supported"));
+            }
+            let target = self.resolve(r, path)?;
+            self.stack.push(r);
+            let shape = self.map(target, path, root);
+            self.stack.pop();
+            return shape;
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(alts) = obj.get(key) {
+                return self.union(alts, path);
+            }
+        }
+        if let Some(all) = obj.get("allOf") {
+            return match all.as_array().map(Vec::as_slice) {
+                Some([one]) => self.map(one, path, root),
+                _ => Err(err(path, "allOf with several schemas is not supported")),
+            };
+        }
+        if obj.contains_key("not") || obj.contains_key("if") {
+            return Err(err(path, "conditional schemas are not supported"));
+        }
+        let mut nullable = false;
+        let mut ty: Option<&str> = None;
+        match obj.get("type") {
+            Some(Value::String(t)) => ty = Some(t),
+            Some(Value::Array(ts)) => {
+                for t in ts {
+                    match t.as_str() {
+                        Some("null") => nullable = true,
+                        Some(t) if ty.is_none() => ty = Some(t),
+                        Some(_) => {
+                            return Err(err(
+                                path,
+                                "union types other than T | None are not supported",
+                            ))
+                        }
+                        None => return Err(err(path, "invalid schema: type is not a string")),
+                    }
+                }
+            }
+            Some(_) => return Err(err(path, "invalid schema: type is not a string")),
+            None => {}
+        }
+        let mut allowed: Option<Vec<Data>> = None;
+        let enum_values: Option<Vec<&Value>> = match (obj.get("enum"), obj.get("const")) {
+            (Some(Value::Array(vs)), _) => Some(vs.iter().collect()),
+            (Some(_), _) => return Err(err(path, "invalid schema: enum is not an array")),
+            (None, Some(c)) => Some(vec![c]),
+            (None, None) => None,
+        };
+        if let Some(values) = enum_values {
+            let mut out = Vec::new();
+            for v in values {
+                if v.is_null() {
+                    nullable = true;
+                    continue;
+                }
+                let inferred = match v {
+                    Value::String(_) => "string",
+                    Value::Bool(_) => "boolean",
+                    Value::Number(n) if n.is_i64() => "integer",
+                    Value::Number(_) => "number",
+                    _ => return Err(err(path, "allowed values must be scalars")),
+                };
+                match ty {
+                    None => ty = Some(inferred),
+                    Some("number") if inferred == "integer" => {}
+                    Some(t) if t == inferred => {}
+                    Some(_) => {
+                        return Err(err(
+                            path,
+                            "union types other than T | None are not supported",
+                        ))
+                    }
+                }
+                out.push(
+                    Data::from_json(v)
+                        .ok_or_else(|| err(path, "allowed values must be scalars"))?,
+                );
+            }
+            allowed = Some(out);
+        }
+        let Some(ty) = ty else {
+            return match self.source {
+                SchemaSource::Manifest if !nullable => Ok(Shape::new(ShapeKind::Any)),
+                _ => Err(err(path, "free-form values (any type) are not supported")),
+            };
+        };
+        let mut rules = Vec::new();
+        let kind = match ty {
+            "string" => {
+                length_rules(obj, "minLength", "maxLength", &mut rules, path)?;
+                ShapeKind::Str
+            }
+            "integer" => {
+                number_rules(obj, &mut rules, path)?;
+                ShapeKind::Int
+            }
+            "number" => {
+                number_rules(obj, &mut rules, path)?;
+                ShapeKind::Float
+            }
+            "boolean" => ShapeKind::Bool,
+            "array" => {
+                length_rules(obj, "minItems", "maxItems", &mut rules, path)?;
+                if obj.contains_key("prefixItems") || obj.get("items").is_some_and(Value::is_array)
+                {
+                    return Err(err(path, "tuples are not supported"));
+                }
+                let item_path = format!("{path}[]");
+                match obj.get("items") {
+                    Some(items) => ShapeKind::List(Box::new(self.map(items, &item_path, false)?)),
+                    None if self.source == SchemaSource::Manifest => {
+                        ShapeKind::List(Box::new(Shape::new(ShapeKind::Any)))
+                    }
+                    None => return Err(err(path, "a list needs an item type")),
+                }
+            }
+            "object" => {
+                length_rules(obj, "minProperties", "maxProperties", &mut rules, path)?;
+                self.object(obj, path, root)?
+            }
+            "null" => return Err(err(path, "a field that is always None is not supported")),
+            other => return Err(err(path, format!("type {other} is not supported"))),
+        };
+        if let Some(values) = allowed {
+            rules.push(Rule::OneOf(values));
+        }
+        let shape = Shape { kind, rules };
+        Ok(if nullable {
+            Shape::optional(shape)
+        } else {
+            shape
+        })
+    }
+
+    fn union(&mut self, alts: &'a Value, path: &str) -> Result<Shape, ShapeError> {
+        let alts = alts
+            .as_array()
+            .ok_or_else(|| err(path, "invalid schema: union is not an array"))?;
+        let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+        let non_null: Vec<&'a Value> = alts.iter().filter(|v| !is_null(v)).collect();
+        match non_null.as_slice() {
+            [one] if non_null.len() < alts.len() => {
+                Ok(Shape::optional(self.map(one, path, false)?))
+            }
+            [one] => self.map(one, path, false),
+            _ => Err(err(
+                path,
+                "union types other than T | None are not supported",
+            )),
+        }
+    }
+
+    fn object(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        path: &str,
+        root: bool,
+    ) -> Result<ShapeKind, ShapeError> {
+        if obj.contains_key("patternProperties") {
+            return Err(err(path, "maps need string keys"));
+        }
+        if let Some(names) = obj.get("propertyNames") {
+            let ty = names.get("type").and_then(Value::as_str);
+            if ty.is_some_and(|t| t != "string") {
+                return Err(err(path, "maps need string keys"));
+            }
+        }
+        let additional = obj.get("additionalProperties");
+        if let Some(props) = obj.get("properties") {
+            let props = props
+                .as_object()
+                .ok_or_else(|| err(path, "invalid schema: properties is not an object"))?;
+            if additional.is_some_and(|a| *a != Value::Bool(false)) {
+                return Err(err(
+                    path,
+                    "a struct with additional properties (named fields and map entries) is not supported",
+                ));
+            }
+            let required: Vec<&str> = match obj.get("required") {
+                None => Vec::new(),
+                Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+                Some(_) => return Err(err(path, "invalid schema: required is not an array")),
+            };
+            let mut fields = Vec::with_capacity(props.len());
+            for (name, schema) in props {
+                let field_path = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                fields.push(FieldShape {
+                    name: name.clone(),
+                    shape: self.map(schema, &field_path, false)?,
+                    required: required.contains(&name.as_str()),
+                });
+            }
+            for r in &required {
+                if !props.contains_key(*r) {
+                    return Err(err(path, format!("required field {r} has no schema")));
+                }
+            }
+            return Ok(ShapeKind::Struct(fields));
+        }
+        match additional {
+            Some(Value::Bool(false)) => Ok(ShapeKind::Struct(Vec::new())),
+            None if root || self.source == SchemaSource::Derived => {
+                Ok(ShapeKind::Struct(Vec::new()))
+            }
+            Some(Value::Bool(true)) | None => match self.source {
+                SchemaSource::Manifest => Ok(ShapeKind::Map(Box::new(Shape::new(ShapeKind::Any)))),
+                SchemaSource::Derived => {
+                    Err(err(path, "free-form values (any type) are not supported"))
+                }
+            },
+            Some(values) => {
+                let value_path = format!("{path}{{}}");
+                Ok(ShapeKind::Map(Box::new(self.map(
+                    values,
+                    &value_path,
+                    false,
+                )?)))
+            }
+        }
+    }
+}
+
+fn as_bound(v: &Value, path: &str, key: &str) -> Result<Number, ShapeError> {
+    match v {
+        Value::Number(n) => Ok(match n.as_i64() {
+            Some(i) => Number::Int(i),
+            None => Number::Float(n.as_f64().unwrap_or(f64::INFINITY)),
+        }),
+        _ => Err(err(path, format!("invalid schema: {key} is not a number"))),
+    }
+}
+
+fn number_rules(
+    obj: &Map<String, Value>,
+    rules: &mut Vec<Rule>,
+    path: &str,
+) -> Result<(), ShapeError> {
+    type MakeRule = fn(Number) -> Rule;
+    let kinds: [(&str, MakeRule); 4] = [
+        ("minimum", Rule::Minimum),
+        ("maximum", Rule::Maximum),
+        ("exclusiveMinimum", Rule::ExclusiveMinimum),
+        ("exclusiveMaximum", Rule::ExclusiveMaximum),
+    ];
+    for (key, make) in kinds {
+        if let Some(v) = obj.get(key) {
+            let bound = as_bound(v, path, key)?;
+            // Bounds that every i64 meets (u64's maximum) carry no rule.
+            let trivial = match (key, bound) {
+                ("maximum" | "exclusiveMaximum", Number::Float(x)) => x >= 9.3e18,
+                ("minimum" | "exclusiveMinimum", Number::Float(x)) => x <= -9.3e18,
+                _ => false,
+            };
+            if !trivial {
+                rules.push(make(bound));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn length_rules(
+    obj: &Map<String, Value>,
+    min: &str,
+    max: &str,
+    rules: &mut Vec<Rule>,
+    path: &str,
+) -> Result<(), ShapeError> {
+    for (key, make) in [
+        (min, Rule::MinLength as fn(u64) -> Rule),
+        (max, Rule::MaxLength as fn(u64) -> Rule),
+    ] {
+        if let Some(v) = obj.get(key) {
+            let n = v
+                .as_u64()
+                .ok_or_else(|| err(path, format!("invalid schema: {key} is not a count")))?;
+            rules.push(make(n));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn s(kind: ShapeKind) -> Shape {
+        Shape::new(kind)
+    }
+
+    fn field(name: &str, shape: Shape, required: bool) -> FieldShape {
+        FieldShape {
+            name: name.into(),
+            shape,
+            required,
+        }
+    }
+
+    #[test]
+    fn the_notation_of_every_form() {
+        let opt_str = Shape::optional(s(ShapeKind::Str));
+        assert_eq!(opt_str.notation(), "str | None");
+        // A pointer layer appends `| None` once.
+        assert_eq!(Shape::optional(opt_str.clone()).notation(), "str | None");
+        let list = s(ShapeKind::List(Box::new(opt_str.clone())));
+        assert_eq!(Shape::optional(list).notation(), "list[str | None] | None");
+        assert_eq!(
+            s(ShapeKind::Map(Box::new(s(ShapeKind::Bool)))).notation(),
+            "dict[str, bool]"
+        );
+        let st = s(ShapeKind::Struct(vec![
+            field("value", s(ShapeKind::Str), true),
+            field("detail", opt_str.clone(), false),
+            field("maybe", Shape::optional(s(ShapeKind::Int)), true),
+            field("f", s(ShapeKind::Float), false),
+        ]));
+        assert_eq!(
+            st.notation(),
+            "{value: str, detail?: str, maybe: int | None, f?: float}"
+        );
+        assert_eq!(s(ShapeKind::Struct(vec![])).notation(), "{}");
+        assert_eq!(s(ShapeKind::Any).notation(), "any");
+    }
+
+    #[test]
+    fn root_entries_and_signatures() {
+        let fields = vec![
+            field("key", s(ShapeKind::Str), true),
+            field("limit", Shape::optional(s(ShapeKind::Int)), false),
+            field("page", s(ShapeKind::Int), false),
+        ];
+        assert_eq!(
+            signature("records.lookup", &fields),
+            "records.lookup(*, key: str, limit: int | None, page: int | None)"
+        );
+        assert_eq!(signature("records.status", &[]), "records.status()");
+        let out: Vec<String> = fields
+            .iter()
+            .map(|f| serde_json::to_string(&f.output_schema()).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            out,
+            [
+                r#"{"name":"key","type":"str","required":true}"#,
+                r#"{"name":"limit","type":"int","required":false}"#,
+                r#"{"name":"page","type":"int","required":false}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn schema_rules_become_input_rules() {
+        let fields = fields_from_schema(
+            &json!({"type": "object", "properties": {
+                "n": {"type": ["integer", "null"], "minimum": 1, "maximum": 18446744073709551615u64},
+                "s": {"type": "string", "minLength": 2, "enum": ["ab", "cd"]},
+                "l": {"type": "array", "items": {"type": "number"}, "maxItems": 3}
+            }}),
+            SchemaSource::Manifest,
+        )
+        .unwrap_or_default();
+        let rules: Vec<Vec<Rule>> = fields
+            .iter()
+            .map(|f| f.shape.non_optional().rules.clone())
+            .collect();
+        assert_eq!(
+            rules,
+            vec![
+                vec![Rule::Minimum(Number::Int(1))],
+                vec![
+                    Rule::MinLength(2),
+                    Rule::OneOf(vec![Data::Str("ab".into()), Data::Str("cd".into())])
+                ],
+                vec![Rule::MaxLength(3)],
+            ]
+        );
+        assert_eq!(fields[0].shape.notation(), "int | None");
+    }
+
+    #[test]
+    fn external_references_and_bad_schemas_are_refused() {
+        let e = fields_from_schema(
+            &json!({"type": "object", "properties": {"x": {"$ref": "http://x/y"}}}),
+            SchemaSource::Derived,
+        );
+        assert_eq!(
+            e.map_err(|e| e.to_string()),
+            Err("x: external reference http://x/y is not supported".into())
+        );
+        let e = fields_from_schema(&json!({"type": "string"}), SchemaSource::Derived);
+        assert_eq!(
+            e.map_err(|e| e.to_string()),
+            Err("(root): the root must be an object with named fields, not str".into())
+        );
+    }
+}
