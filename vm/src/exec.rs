@@ -198,7 +198,7 @@ fn namespaces<'h>(
             None => {
                 let ns = heap.alloc(NamespaceObj {
                     path: first,
-                    members: RefCell::new(Vec::new()),
+                    members: RefCell::new(bumpalo::collections::Vec::new_in(heap.bump)),
                 })?;
                 names.push(first);
                 roots.push(Value::Namespace(ns));
@@ -223,7 +223,7 @@ fn namespaces<'h>(
                 (None, false) => {
                     let child = Value::Namespace(heap.alloc(NamespaceObj {
                         path: &full[..prefix_len],
-                        members: RefCell::new(Vec::new()),
+                        members: RefCell::new(bumpalo::collections::Vec::new_in(heap.bump)),
                     })?);
                     insert_member(ns, part, child);
                     child

@@ -308,8 +308,9 @@ pub struct BoundMethodObj<'h> {
 pub struct NamespaceObj<'h> {
     /// The dotted prefix, e.g. `records` or `github.pulls`.
     pub path: &'h str,
-    /// Attribute names in sorted order with their values.
-    pub members: RefCell<Vec<(&'h str, Value<'h>)>>,
+    /// Attribute names in sorted order with their values. An arena vector:
+    /// the arena never runs destructors, so a std `Vec` here would leak.
+    pub members: RefCell<BumpVec<'h, (&'h str, Value<'h>)>>,
 }
 
 impl<'h> NamespaceObj<'h> {

@@ -442,3 +442,30 @@ fn deeply_nested_values_never_overflow_the_stack() {
         }
     }
 }
+
+#[test]
+fn programs_at_the_nesting_limit_compile_and_run() {
+    // The parser admits expressions up to its nesting limit; the compiler
+    // recurses over them, so the deepest admitted program must compile and
+    // run on a default test thread's stack (even in a debug build).
+    let limits = Limits::default();
+    for depth in [90usize, 195] {
+        let lists = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        let sums = format!("{}1{}", "(1 + ".repeat(depth), ")".repeat(depth));
+        let conds = format!("{}0", "1 if x else ".repeat(depth));
+        for expr in [lists, sums, conds] {
+            let src = format!("def main():\n    x = True\n    y = {expr}\n    return 1\n");
+            let r = run(&src, &limits);
+            // Below the limit the program must run; near it the parser may
+            // refuse it, but nothing may crash.
+            if depth <= 90 {
+                assert_eq!(r, Ok(Data::Int(1)), "depth {depth}");
+            } else {
+                assert!(
+                    matches!(r, Ok(Data::Int(1)) | Err(ExecError::InvalidProgram(_))),
+                    "depth {depth}: {r:?}"
+                );
+            }
+        }
+    }
+}
