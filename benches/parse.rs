@@ -13,44 +13,8 @@ use std::fmt::Write;
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The builtins of the tool reference's surface (the VM owns the real ones).
-const UNIVERSE: &[&str] = &[
-    "False",
-    "None",
-    "True",
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "bytes",
-    "chr",
-    "dict",
-    "dir",
-    "enumerate",
-    "fail",
-    "float",
-    "getattr",
-    "hasattr",
-    "hash",
-    "int",
-    "json",
-    "len",
-    "list",
-    "math",
-    "max",
-    "min",
-    "ord",
-    "print",
-    "range",
-    "repr",
-    "reversed",
-    "sorted",
-    "str",
-    "sum",
-    "tuple",
-    "type",
-    "zip",
-];
+/// The builtins of the language surface, as the VM defines them.
+const UNIVERSE: &[&str] = codemode::vm::builtins::UNIVERSE_NAMES;
 
 /// One block of globals and functions, varied by `i` so that names,
 /// literals and shapes differ across the program.

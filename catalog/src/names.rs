@@ -10,46 +10,12 @@
 
 use std::fmt;
 
-/// The first segments a capability name may not have: every name of the
-/// language surface's universe, plus `set`.
-pub const RESERVED_ROOTS: &[&str] = &[
-    "False",
-    "None",
-    "True",
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "bytes",
-    "chr",
-    "dict",
-    "dir",
-    "enumerate",
-    "fail",
-    "float",
-    "getattr",
-    "hasattr",
-    "hash",
-    "int",
-    "json",
-    "len",
-    "list",
-    "math",
-    "max",
-    "min",
-    "ord",
-    "print",
-    "range",
-    "repr",
-    "reversed",
-    "sorted",
-    "str",
-    "sum",
-    "tuple",
-    "type",
-    "zip",
-    "set",
-];
+/// Whether `root` may not be a capability name's first segment: every name
+/// of the language surface's universe (the VM's own list, so the two cannot
+/// drift), plus `set`, which the language reserves.
+pub fn is_reserved_root(root: &str) -> bool {
+    root == "set" || codemode_vm::builtins::UNIVERSE_NAMES.contains(&root)
+}
 
 /// Words the Starlark scanner reserves; a segment cannot be one.
 const KEYWORDS: &[&str] = &[
@@ -89,7 +55,7 @@ impl CapabilityName {
         if segments.len() < 2 || !segments.iter().all(|s| is_identifier(s)) {
             return Err(NameError::Syntax(name));
         }
-        if RESERVED_ROOTS.contains(&segments[0]) {
+        if is_reserved_root(segments[0]) {
             return Err(NameError::ReservedRoot(name));
         }
         if segments.iter().any(|s| KEYWORDS.contains(s)) {
@@ -167,7 +133,8 @@ mod tests {
                 "{bad}"
             );
         }
-        for root in RESERVED_ROOTS {
+        let roots = codemode_vm::builtins::UNIVERSE_NAMES.iter().chain(&["set"]);
+        for root in roots {
             let name = format!("{root}.x");
             assert_eq!(
                 CapabilityName::new(name.clone()),

@@ -651,6 +651,19 @@ impl<'h> Thread<'h> {
                 r
             }};
         }
+        // Continues the loop in the frame just pushed for `func`.
+        macro_rules! switch_to_callee {
+            ($func:expr, $new_base:expr) => {{
+                frame_idx = self.frames.len() - 1;
+                code = $func.code;
+                base = $new_base;
+                pc = 0;
+                instrs = code.instrs;
+                consts = code.consts;
+                sync!();
+                continue;
+            }};
+        }
         macro_rules! arith {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
                 let fast: Option<Value<'h>> = match (rk_ref!($a), rk_ref!($b)) {
@@ -942,14 +955,7 @@ impl<'h> Thread<'h> {
                             let new_base = base + code.nregs as usize;
                             let n = site.npos as usize;
                             if tri!(self.push_call_simple(func, new_base, dst, fbase + 1, n)) {
-                                frame_idx = self.frames.len() - 1;
-                                code = func.code;
-                                base = new_base;
-                                pc = 0;
-                                instrs = code.instrs;
-                                consts = code.consts;
-                                sync!();
-                                continue;
+                                switch_to_callee!(func, new_base);
                             }
                         }
                     }
@@ -961,14 +967,7 @@ impl<'h> Thread<'h> {
                         self.frames[frame_idx].pc = pc;
                         let new_base = base + code.nregs as usize;
                         tri!(self.push_call(func, new_base, dst, &positional, &named));
-                        frame_idx = self.frames.len() - 1;
-                        code = func.code;
-                        base = new_base;
-                        pc = 0;
-                        instrs = code.instrs;
-                        consts = code.consts;
-                        sync!();
-                        continue;
+                        switch_to_callee!(func, new_base);
                     }
                     let v = out!(self.call_native(f, &positional, &named));
                     reg!(dst) = tri!(v);
@@ -1007,14 +1006,7 @@ impl<'h> Thread<'h> {
                                 self.frames[frame_idx].pc = pc;
                                 let new_base = base + code.nregs as usize;
                                 tri!(self.push_call(func, new_base, dst, &positional, &named));
-                                frame_idx = self.frames.len() - 1;
-                                code = func.code;
-                                base = new_base;
-                                pc = 0;
-                                instrs = code.instrs;
-                                consts = code.consts;
-                                sync!();
-                                continue;
+                                switch_to_callee!(func, new_base);
                             }
                             out!(self.call_native(f, &positional, &named))
                         }
