@@ -1,4 +1,14 @@
-//! codemode-server: the MCP adapter, its transports and the `codemode`
-//! binary.
+//! codemode-server: the MCP adapter, its transports, the built-in catalogs
+//! and the `codemode` binary.
 //!
-//! This crate is not written yet; the server issue builds it.
+//! [`catalogs::load`] builds the CodeMode service from built-in catalogs
+//! and manifests; [`config`] reads the TOML configuration; [`mcp`] exposes
+//! the service as exactly three MCP tools over stdio, [`http`] over
+//! stateless Streamable HTTP with bearer authentication; [`cli`] is the
+//! binary's command line.
+
+pub mod catalogs;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod mcp;

@@ -1,0 +1,240 @@
+//! The TOML configuration file (`--config FILE`): catalogs, disabled
+//! capability IDs, limits and the HTTP transport (allowed hosts and origins,
+//! bearer tokens as SHA-256 digests). Unknown keys are errors that name the key;
+//! every field is optional and command-line flags override it.
+//!
+//! ```toml
+//! catalogs = ["demo", "conformance", "my-manifest.json"]
+//! disabled = ["records.status"]
+//!
+//! [limits]
+//! max_steps = 1000000
+//! max_time_ms = 5000
+//!
+//! [http]
+//! allowed_hosts = ["mcp.example.com"]
+//! allowed_origins = ["https://app.example.com"]
+//!
+//! [[http.tokens]]
+//! subject = "alice"
+//! sha256 = "<hex SHA-256 digest of alice's bearer token>"
+//! ```
+
+use codemode_catalog::Config;
+use serde::Deserialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// The configuration file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Built-in catalog names or manifest paths.
+    pub catalogs: Option<Vec<String>>,
+    /// Capability IDs to disable.
+    #[serde(default)]
+    pub disabled: Vec<String>,
+    /// Limits; unset ones keep their defaults.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// The HTTP transport.
+    #[serde(default)]
+    pub http: HttpConfig,
+}
+
+/// Settings of the Streamable HTTP transport.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Allowed `Host` values (default: loopback names only).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Allowed `Origin` values (default: none checked but loopback hosts).
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Bearer tokens and the subjects they authenticate.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// One bearer token, stored as the hex SHA-256 digest of the token.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The subject the token authenticates.
+    pub subject: String,
+    /// Hex SHA-256 digest of the token.
+    pub sha256: String,
+}
+
+/// Every configurable limit; `None` keeps the default.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// MaxSourceBytes: source length in bytes.
+    #[arg(long, value_name = "N")]
+    pub max_source_bytes: Option<usize>,
+    /// MaxExecutionSteps: bytecode instructions per execution.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
+    /// MaxExecutionTime in milliseconds.
+    #[arg(long, value_name = "N")]
+    pub max_time_ms: Option<u64>,
+    /// MaxNativeCalls: capability calls per execution.
+    #[arg(long, value_name = "N")]
+    pub max_native_calls: Option<u32>,
+    /// MaxValueDepth: depth of a crossing value (scalar = 1).
+    #[arg(long, value_name = "N")]
+    pub max_value_depth: Option<u32>,
+    /// MaxValueBytes: compact JSON bytes of one crossing value.
+    #[arg(long, value_name = "N")]
+    pub max_value_bytes: Option<usize>,
+    /// MaxIntermediateValueBytes: total bytes of native results.
+    #[arg(long = "max-intermediate-bytes", value_name = "N")]
+    pub max_intermediate_bytes: Option<usize>,
+    /// MaxHeapBytes: bytes the interpreter may allocate per execution.
+    #[arg(long, value_name = "N")]
+    pub max_heap_bytes: Option<usize>,
+    /// MaxSearchQueryBytes: raw search query bytes.
+    #[arg(long, value_name = "N")]
+    pub max_search_query_bytes: Option<usize>,
+    /// MaxSearchResults: results per search.
+    #[arg(long, value_name = "N")]
+    pub max_search_results: Option<usize>,
+    /// MaxConcurrentExecutions: executions running at once.
+    #[arg(long, value_name = "N")]
+    pub max_concurrent_executions: Option<usize>,
+}
+
+/// Reading the configuration failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("invalid config {path}: {error}")]
+    Parse {
+        path: String,
+        error: toml::de::Error,
+    },
+}
+
+impl FileConfig {
+    /// Parses configuration TOML.
+    pub fn from_toml(text: &str) -> Result<FileConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// Reads and parses a configuration file.
+    pub fn read(path: &Path) -> Result<FileConfig, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: shown.clone(),
+            error,
+        })?;
+        FileConfig::from_toml(&text).map_err(|error| ConfigError::Parse { path: shown, error })
+    }
+}
+
+impl LimitsConfig {
+    /// These limits with every value set in `over` replacing ours.
+    pub fn overridden_by(&self, over: &LimitsConfig) -> LimitsConfig {
+        macro_rules! pick {
+            ($($f:ident),*) => { LimitsConfig { $($f: over.$f.or(self.$f)),* } };
+        }
+        pick!(
+            max_source_bytes,
+            max_steps,
+            max_time_ms,
+            max_native_calls,
+            max_value_depth,
+            max_value_bytes,
+            max_intermediate_bytes,
+            max_heap_bytes,
+            max_search_query_bytes,
+            max_search_results,
+            max_concurrent_executions
+        )
+    }
+
+    /// The service config: the defaults with every set limit applied.
+    pub fn to_config(&self) -> Config {
+        let mut c = Config::default();
+        let l = &mut c.limits;
+        if let Some(v) = self.max_source_bytes {
+            l.max_source_bytes = v;
+        }
+        if let Some(v) = self.max_steps {
+            l.max_steps = v;
+        }
+        if let Some(v) = self.max_time_ms {
+            l.max_time = Duration::from_millis(v);
+        }
+        if let Some(v) = self.max_native_calls {
+            l.max_native_calls = v;
+        }
+        if let Some(v) = self.max_value_depth {
+            l.max_value_depth = v;
+        }
+        if let Some(v) = self.max_value_bytes {
+            l.max_value_bytes = v;
+        }
+        if let Some(v) = self.max_intermediate_bytes {
+            l.max_intermediate_bytes = v;
+        }
+        if let Some(v) = self.max_heap_bytes {
+            l.max_heap_bytes = v;
+        }
+        if let Some(v) = self.max_search_query_bytes {
+            c.search.max_query_bytes = v;
+        }
+        if let Some(v) = self.max_search_results {
+            c.search.max_results = v;
+        }
+        if let Some(v) = self.max_concurrent_executions {
+            c.max_concurrent_executions = v;
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_key() {
+        let c = FileConfig::from_toml(
+            "catalogs = [\"demo\"]\ndisabled = [\"records.status\"]\n[limits]\nmax_steps = 7\nmax_time_ms = 250\n",
+        )
+        .expect("valid");
+        assert_eq!(c.catalogs, Some(vec!["demo".to_string()]));
+        assert_eq!(c.disabled, ["records.status"]);
+        let config = c.limits.to_config();
+        assert_eq!(config.limits.max_steps, 7);
+        assert_eq!(config.limits.max_time, Duration::from_millis(250));
+        assert_eq!(config.limits.max_native_calls, 100);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = FileConfig::from_toml("catalog = [\"demo\"]\n").expect_err("unknown");
+        assert!(e.to_string().contains("catalog"), "{e}");
+        let e = FileConfig::from_toml("[limits]\nmax_stepz = 1\n").expect_err("unknown");
+        assert!(e.to_string().contains("max_stepz"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let file = LimitsConfig {
+            max_steps: Some(1),
+            max_heap_bytes: Some(2),
+            ..LimitsConfig::default()
+        };
+        let flags = LimitsConfig {
+            max_steps: Some(3),
+            ..LimitsConfig::default()
+        };
+        let merged = file.overridden_by(&flags);
+        assert_eq!(merged.max_steps, Some(3));
+        assert_eq!(merged.max_heap_bytes, Some(2));
+    }
+}

@@ -1,0 +1,230 @@
+//! The stateless Streamable HTTP transport at `/mcp`, on axum and rmcp.
+//!
+//! JSON responses, no session ID, no SSE keep-alive, 4 MiB request bodies
+//! (413 beyond), 405 for GET and DELETE, and `Host`/`Origin` allow-lists
+//! against DNS rebinding (loopback by default) — those are rmcp's; this
+//! module adds bearer authentication in front: tokens are kept as SHA-256
+//! digests and compared in constant time, a request without a valid token
+//! gets 401 with `WWW-Authenticate: Bearer`, and the subject of the token
+//! travels in the request's extensions to the handler's resolver. Without
+//! tokens every request is the local subject, and [`serve_http`] refuses a
+//! non-loopback address.
+
+use crate::config::HttpConfig;
+use crate::mcp::CodeModeServer;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::RoleServer;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// The largest request body.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// One accepted bearer token.
+#[derive(Clone)]
+pub struct Token {
+    digest: [u8; 32],
+    subject: Subject,
+}
+
+impl Token {
+    /// A token from the hex SHA-256 digest of its secret.
+    pub fn from_hex_digest(subject: &str, hex: &str) -> Result<Token, String> {
+        let bytes = hex.as_bytes();
+        if bytes.len() != 64 {
+            return Err(format!(
+                "token of {subject:?}: sha256 must be 64 hex digits"
+            ));
+        }
+        let mut digest = [0u8; 32];
+        for (i, pair) in bytes.chunks(2).enumerate() {
+            let hi = hex_value(pair[0]);
+            let lo = hex_value(pair[1]);
+            match (hi, lo) {
+                (Some(h), Some(l)) => digest[i] = h << 4 | l,
+                _ => return Err(format!("token of {subject:?}: sha256 must be hex")),
+            }
+        }
+        if subject.is_empty() {
+            return Err("a token's subject must not be empty".into());
+        }
+        Ok(Token {
+            digest,
+            subject: Subject::new(subject),
+        })
+    }
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The hex SHA-256 digest of a token (what the config stores).
+pub fn token_digest_hex(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The options of the HTTP transport.
+#[derive(Clone, Default)]
+pub struct HttpOptions {
+    /// Allowed `Host` values; `None` keeps rmcp's loopback default.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Allowed `Origin` values; empty checks none.
+    pub allowed_origins: Vec<String>,
+    /// Accepted bearer tokens; empty means no authentication.
+    pub tokens: Vec<Token>,
+}
+
+impl HttpOptions {
+    /// The options of a config's `[http]` table.
+    pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, String> {
+        let tokens = config
+            .tokens
+            .iter()
+            .map(|t| Token::from_hex_digest(&t.subject, &t.sha256))
+            .collect::<Result<_, _>>()?;
+        Ok(HttpOptions {
+            allowed_hosts: config.allowed_hosts.clone(),
+            allowed_origins: config.allowed_origins.clone(),
+            tokens,
+        })
+    }
+}
+
+/// Constant-time equality of two digests.
+fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The subject of a bearer token, checking every token in constant time.
+fn authenticate(tokens: &[Token], header: Option<&str>) -> Option<Subject> {
+    let presented = header?.strip_prefix("Bearer ")?.trim();
+    let mut digest = [0u8; 32];
+    digest.copy_from_slice(&Sha256::digest(presented.as_bytes()));
+    let mut found = None;
+    for t in tokens {
+        if same_digest(&t.digest, &digest) {
+            found = Some(t.subject.clone());
+        }
+    }
+    found
+}
+
+async fn auth(State(tokens): State<Arc<Vec<Token>>>, mut request: Request, next: Next) -> Response {
+    let subject = if tokens.is_empty() {
+        Some(Subject::new("local"))
+    } else {
+        let value = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        authenticate(&tokens, value)
+    };
+    match subject {
+        Some(s) => {
+            request.extensions_mut().insert(s);
+            next.run(request).await
+        }
+        None => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+        )
+            .into_response(),
+    }
+}
+
+/// Resolves the subject the auth layer put in the HTTP request.
+struct HttpSubject;
+
+impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
+    fn resolve(&self, context: &RequestContext<RoleServer>) -> Result<Subject, Unauthenticated> {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Subject>())
+            .filter(|s| s.is_authenticated())
+            .cloned()
+            .ok_or(Unauthenticated)
+    }
+}
+
+/// The axum router serving `service` at `/mcp`.
+pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
+    let handler = CodeModeServer::new(service, Arc::new(HttpSubject));
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_max_request_body_bytes(MAX_BODY_BYTES);
+    if let Some(hosts) = &options.allowed_hosts {
+        config = config.with_allowed_hosts(hosts.clone());
+    }
+    if !options.allowed_origins.is_empty() {
+        config = config.with_allowed_origins(options.allowed_origins.clone());
+    }
+    let mcp = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let tokens = Arc::new(options.tokens.clone());
+    Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(tokens, auth))
+}
+
+/// Listens on `addr` and serves until the process ends. Refuses a
+/// non-loopback address without tokens.
+pub async fn serve_http(
+    service: CodeMode,
+    addr: &str,
+    options: &HttpOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() && options.tokens.is_empty() {
+        return Err(format!(
+            "refusing to listen on non-loopback address {local} without authentication \
+             (configure [[http.tokens]])"
+        )
+        .into());
+    }
+    eprintln!("codemode: listening on http://{local}/mcp");
+    axum::serve(listener, router(service, options)).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_by_digest() {
+        let digest = token_digest_hex("s3cret");
+        let tokens = vec![Token::from_hex_digest("alice", &digest).expect("valid")];
+        let alice = authenticate(&tokens, Some("Bearer s3cret")).expect("authenticated");
+        assert_eq!(alice.id(), "alice");
+        assert!(authenticate(&tokens, Some("Bearer s3cre")).is_none());
+        assert!(authenticate(&tokens, Some("Basic s3cret")).is_none());
+        assert!(authenticate(&tokens, None).is_none());
+        assert!(Token::from_hex_digest("alice", "abc").is_err());
+        assert!(Token::from_hex_digest("", &digest).is_err());
+        assert!(Token::from_hex_digest("alice", &"g".repeat(64)).is_err());
+    }
+}

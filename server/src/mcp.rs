@@ -1,0 +1,408 @@
+//! The MCP adapter: the CodeMode service as exactly three tools
+//! (`search_api`, `describe_api`, `execute`) on an rmcp [`ServerHandler`].
+//!
+//! Tool descriptions are the first paragraph under each tool's heading in
+//! the tool reference, verbatim; input schemas have one required string
+//! property and `additionalProperties: false`; output schemas are the
+//! reference's, with `execute`'s `result` written `{}`. rmcp validates
+//! nothing, so [`validate`] checks the arguments before the subject is
+//! resolved: a missing, non-string or additional property is a JSON-RPC
+//! invalid-params error (-32602). A success is `structuredContent` plus one
+//! text item with the same JSON; a failure is `isError: true` with one text
+//! item holding the exact error text and no `structuredContent`. Each call
+//! gets a tracing span with the tool name, outcome and duration — never
+//! arguments, source or results.
+
+use codemode_catalog::{CodeMode, Error, Subject, SubjectResolver};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
+
+/// The `search_api` description (the reference's first paragraph).
+pub const SEARCH_DESCRIPTION: &str = "Search enabled capabilities using task, resource, or exact-name vocabulary. Results are relevance-ranked. Pass the exact returned name to describe_api. If truncated is true and no result fits, submit a more specific task/resource query.";
+/// The `describe_api` description.
+pub const DESCRIBE_DESCRIPTION: &str = "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.";
+/// The `execute` description.
+pub const EXECUTE_DESCRIPTION: &str = "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.";
+
+/// The three tools: name, description, input property, output schema.
+fn tool_table() -> [(&'static str, &'static str, &'static str, Value); 3] {
+    let field = json!({
+        "type": "object",
+        "required": ["name", "type", "required"],
+        "additionalProperties": false,
+        "properties": {
+            "name": { "type": "string" },
+            "type": { "type": "string" },
+            "required": { "type": "boolean" }
+        }
+    });
+    [
+        (
+            "search_api",
+            SEARCH_DESCRIPTION,
+            "query",
+            json!({
+                "type": "object",
+                "required": ["results", "truncated"],
+                "additionalProperties": false,
+                "properties": {
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["name", "signature", "summary"],
+                            "additionalProperties": false,
+                            "properties": {
+                                "name": { "type": "string" },
+                                "signature": { "type": "string" },
+                                "summary": { "type": "string" }
+                            }
+                        }
+                    },
+                    "truncated": { "type": "boolean" }
+                }
+            }),
+        ),
+        (
+            "describe_api",
+            DESCRIBE_DESCRIPTION,
+            "name",
+            json!({
+                "type": "object",
+                "required": ["name", "signature", "summary", "description", "input", "output"],
+                "additionalProperties": false,
+                "properties": {
+                    "name": { "type": "string" },
+                    "signature": { "type": "string" },
+                    "summary": { "type": "string" },
+                    "description": { "type": "string" },
+                    "input": { "type": "array", "items": field.clone() },
+                    "output": { "type": "array", "items": field }
+                }
+            }),
+        ),
+        (
+            "execute",
+            EXECUTE_DESCRIPTION,
+            "source",
+            json!({
+                "type": "object",
+                "required": ["result"],
+                "additionalProperties": false,
+                "properties": { "result": {} }
+            }),
+        ),
+    ]
+}
+
+/// The input schema with one required string property.
+pub fn input_schema(property: &str) -> JsonObject {
+    let mut properties = serde_json::Map::new();
+    properties.insert(property.to_string(), json!({ "type": "string" }));
+    let schema = json!({
+        "type": "object",
+        "required": [property],
+        "additionalProperties": false,
+        "properties": properties
+    });
+    match schema {
+        Value::Object(o) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The tools as `tools/list` returns them.
+pub fn tools() -> Vec<Tool> {
+    tool_table()
+        .into_iter()
+        .map(|(name, description, property, output)| {
+            let output = match output {
+                Value::Object(o) => o,
+                _ => JsonObject::new(),
+            };
+            Tool::new(name, description, Arc::new(input_schema(property)))
+                .with_raw_output_schema(Arc::new(output))
+        })
+        .collect()
+}
+
+/// The one string argument of a well-formed call, or the invalid-params
+/// message.
+pub fn validate<'a>(arguments: Option<&'a JsonObject>, property: &str) -> Result<&'a str, String> {
+    let Some(arguments) = arguments else {
+        return Err(format!("missing required property {property:?}"));
+    };
+    if let Some(extra) = arguments.keys().find(|k| k.as_str() != property) {
+        return Err(format!("unexpected additional property {extra:?}"));
+    }
+    match arguments.get(property) {
+        None => Err(format!("missing required property {property:?}")),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(format!("property {property:?} must be a string")),
+    }
+}
+
+/// Resolves the trusted subject of an MCP request.
+pub type Resolver = Arc<dyn SubjectResolver<RequestContext<RoleServer>>>;
+
+/// The rmcp handler over a CodeMode service.
+#[derive(Clone)]
+pub struct CodeModeServer {
+    service: CodeMode,
+    resolver: Resolver,
+}
+
+impl CodeModeServer {
+    /// A handler for `service` whose requests resolve through `resolver`.
+    pub fn new(service: CodeMode, resolver: Resolver) -> CodeModeServer {
+        CodeModeServer { service, resolver }
+    }
+
+    /// A handler with one fixed subject for every request (stdio).
+    pub fn local(service: CodeMode) -> CodeModeServer {
+        let subject = codemode_catalog::FixedSubject(Subject::new("local"));
+        CodeModeServer::new(service, Arc::new(subject))
+    }
+
+    async fn dispatch(
+        &self,
+        tool: &str,
+        argument: &str,
+        subject: &Subject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, Error> {
+        match tool {
+            "search_api" => {
+                let found = self.service.search(subject, argument).await?;
+                serde_json::to_value(found).map_err(|_| Error::Internal)
+            }
+            "describe_api" => {
+                let described = self.service.describe(subject, argument).await?;
+                serde_json::to_value(described).map_err(|_| Error::Internal)
+            }
+            _ => {
+                let data = self
+                    .service
+                    .execute(subject, argument, context.ct.clone())
+                    .await?;
+                let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
+                Ok(json!({ "result": result }))
+            }
+        }
+    }
+}
+
+/// The input property of a tool, or `None` for an unknown tool.
+fn property_of(tool: &str) -> Option<&'static str> {
+    match tool {
+        "search_api" => Some("query"),
+        "describe_api" => Some("name"),
+        "execute" => Some("source"),
+        _ => None,
+    }
+}
+
+impl ServerHandler for CodeModeServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("codemode", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Code mode: find capabilities with search_api, read their exact signatures \
+                 with describe_api, then run one Starlark program with execute.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let tool = request.name.as_ref();
+        let Some(property) = property_of(tool) else {
+            return Err(McpError::invalid_params("unknown tool", None));
+        };
+        let span = tracing::info_span!("tool_call", tool, outcome = tracing::field::Empty);
+        let started = Instant::now();
+        let argument = match validate(request.arguments.as_ref(), property) {
+            Ok(a) => a,
+            Err(message) => {
+                span.record("outcome", "invalid_params");
+                tracing::info!(parent: &span, elapsed_us = started.elapsed().as_micros() as u64, "tool call rejected");
+                return Err(McpError::invalid_params(message, None));
+            }
+        };
+        let outcome = async {
+            let subject = self
+                .resolver
+                .resolve(&context)
+                .map_err(|_| Error::Unauthenticated)?;
+            self.dispatch(tool, argument, &subject, &context).await
+        }
+        .instrument(span.clone())
+        .await;
+        let elapsed_us = started.elapsed().as_micros() as u64;
+        let result = match outcome {
+            Ok(value) => {
+                span.record("outcome", "ok");
+                CallToolResult::structured(value)
+            }
+            Err(e) => {
+                span.record("outcome", "error");
+                CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+            }
+        };
+        tracing::info!(parent: &span, elapsed_us, "tool call finished");
+        Ok(result.into())
+    }
+}
+
+/// Serves `service` over stdio with the fixed local subject until the
+/// client closes the stream.
+pub async fn serve_stdio(service: CodeMode) -> Result<(), Box<dyn std::error::Error>> {
+    use rmcp::ServiceExt;
+    let running = CodeModeServer::local(service)
+        .serve(rmcp::transport::stdio())
+        .await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codemode_catalog::Unauthenticated;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    /// Counts resolutions and resolves to `subject` (empty: fails).
+    struct Counting(Arc<AtomicUsize>, &'static str);
+
+    impl SubjectResolver<RequestContext<RoleServer>> for Counting {
+        fn resolve(&self, _: &RequestContext<RoleServer>) -> Result<Subject, Unauthenticated> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            if self.1.is_empty() {
+                Err(Unauthenticated)
+            } else {
+                Ok(Subject::new(self.1))
+            }
+        }
+    }
+
+    /// Serves over an in-memory pipe and returns the response to each
+    /// request (sent one at a time) and the number of resolutions.
+    async fn exchange(subject: &'static str, calls: &[Value]) -> (Vec<Value>, usize) {
+        use rmcp::ServiceExt;
+        let count = Arc::new(AtomicUsize::new(0));
+        let service =
+            crate::catalogs::load(&["demo".into()], &[], Default::default()).expect("demo loads");
+        let server = CodeModeServer::new(service, Arc::new(Counting(count.clone(), subject)));
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve((server_read, server_write)).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(client);
+        let mut lines = BufReader::new(read).lines();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let mut responses = Vec::new();
+        for (i, message) in [init, initialized].iter().chain(calls).enumerate() {
+            let mut message = message.clone();
+            if i >= 2 {
+                message =
+                    json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": message});
+            }
+            let line = format!("{message}\n");
+            write.write_all(line.as_bytes()).await.expect("write");
+            if i == 1 {
+                continue;
+            }
+            let response = lines.next_line().await.expect("read").expect("a line");
+            if i >= 2 {
+                responses.push(serde_json::from_str(&response).expect("json"));
+            }
+        }
+        (responses, count.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn invalid_arguments_never_reach_the_resolver() {
+        let calls = [
+            json!({"name": "execute", "arguments": {"source": 1}}),
+            json!({"name": "search_api", "arguments": {"query": "x", "more": true}}),
+            json!({"name": "describe_api"}),
+        ];
+        let (responses, resolutions) = exchange("alice", &calls).await;
+        for r in &responses {
+            assert_eq!(r["error"]["code"], -32602, "{r}");
+        }
+        assert_eq!(resolutions, 0);
+        let (responses, resolutions) = exchange(
+            "alice",
+            &[json!({"name": "search_api", "arguments": {"query": "quote"}})],
+        )
+        .await;
+        assert_eq!(responses[0]["result"]["isError"], false);
+        assert_eq!(resolutions, 1);
+    }
+
+    #[tokio::test]
+    async fn a_failing_resolver_is_unauthenticated() {
+        let calls = [
+            json!({"name": "search_api", "arguments": {"query": "quote"}}),
+            json!({"name": "execute", "arguments": {"source": "def main():\n    return 1\n"}}),
+        ];
+        let (responses, resolutions) = exchange("", &calls).await;
+        for r in &responses {
+            assert_eq!(
+                r["result"],
+                json!({"content": [{"type": "text", "text": "unauthenticated"}], "isError": true})
+            );
+        }
+        assert_eq!(resolutions, 2);
+    }
+
+    #[test]
+    fn validation_messages() {
+        let object = |v: Value| match v {
+            Value::Object(o) => o,
+            _ => JsonObject::new(),
+        };
+        let ok = object(json!({"query": "a b"}));
+        assert_eq!(validate(Some(&ok), "query"), Ok("a b"));
+        assert_eq!(
+            validate(None, "query"),
+            Err("missing required property \"query\"".into())
+        );
+        let null = object(json!({"query": null}));
+        assert_eq!(
+            validate(Some(&null), "query"),
+            Err("property \"query\" must be a string".into())
+        );
+    }
+}

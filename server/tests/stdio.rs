@@ -1,0 +1,275 @@
+//! MCP over stdio through the built binary: `codemode serve` spoken to in
+//! raw JSON-RPC on its stdin and stdout — initialize, the three tools with
+//! their exact descriptions and schemas, successes with structured content
+//! and a text mirror, tool errors with the exact text and no structured
+//! content, and invalid params (-32602) for malformed arguments.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .arg("serve")
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn codemode serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut server = Server {
+            child,
+            stdin,
+            stdout,
+        };
+        let init = server.request(
+            1,
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}
+            }),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(init["result"]["capabilities"], json!({"tools": {}}));
+        assert_eq!(init["result"]["serverInfo"]["name"], "codemode");
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed stdout");
+            let message: Value = serde_json::from_str(&line).expect("one JSON message per line");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn success(value: Value) -> Value {
+    json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value, "isError": false})
+}
+
+fn failure(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+#[test]
+fn lists_exactly_three_tools() {
+    let mut s = Server::start(&[]);
+    let listed = s.request(2, "tools/list", json!({}));
+    let field = json!({
+        "type": "object",
+        "required": ["name", "type", "required"],
+        "additionalProperties": false,
+        "properties": {"name": {"type": "string"}, "type": {"type": "string"}, "required": {"type": "boolean"}}
+    });
+    let input = |p: &str| json!({"type": "object", "required": [p], "additionalProperties": false, "properties": {p: {"type": "string"}}});
+    let expected = json!({"tools": [
+        {
+            "name": "search_api",
+            "description": "Search enabled capabilities using task, resource, or exact-name vocabulary. Results are relevance-ranked. Pass the exact returned name to describe_api. If truncated is true and no result fits, submit a more specific task/resource query.",
+            "inputSchema": input("query"),
+            "outputSchema": {
+                "type": "object",
+                "required": ["results", "truncated"],
+                "additionalProperties": false,
+                "properties": {
+                    "results": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["name", "signature", "summary"],
+                        "additionalProperties": false,
+                        "properties": {"name": {"type": "string"}, "signature": {"type": "string"}, "summary": {"type": "string"}}
+                    }},
+                    "truncated": {"type": "boolean"}
+                }
+            }
+        },
+        {
+            "name": "describe_api",
+            "description": "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.",
+            "inputSchema": input("name"),
+            "outputSchema": {
+                "type": "object",
+                "required": ["name", "signature", "summary", "description", "input", "output"],
+                "additionalProperties": false,
+                "properties": {
+                    "name": {"type": "string"},
+                    "signature": {"type": "string"},
+                    "summary": {"type": "string"},
+                    "description": {"type": "string"},
+                    "input": {"type": "array", "items": field.clone()},
+                    "output": {"type": "array", "items": field}
+                }
+            }
+        },
+        {
+            "name": "execute",
+            "description": "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.",
+            "inputSchema": input("source"),
+            "outputSchema": {"type": "object", "required": ["result"], "additionalProperties": false, "properties": {"result": {}}}
+        }
+    ]});
+    assert_eq!(listed["result"], expected);
+}
+
+#[test]
+fn calls_each_tool() {
+    let mut s = Server::start(&["--catalog", "demo"]);
+    assert_eq!(
+        s.call(3, "search_api", json!({"query": "look up record"}))["result"]["structuredContent"]
+            ["results"][0]["name"],
+        "records.lookup"
+    );
+    assert_eq!(
+        s.call(4, "search_api", json!({"query": "shipping quote"}))["result"],
+        success(
+            json!({"results": [{"name": "shipping.quote", "signature": "shipping.quote(*, weight_grams: int)", "summary": "Quote domestic shipping in cents."}], "truncated": false})
+        )
+    );
+    assert_eq!(
+        s.call(5, "describe_api", json!({"name": "shipping.quote"}))["result"],
+        success(json!({
+            "name": "shipping.quote",
+            "signature": "shipping.quote(*, weight_grams: int)",
+            "summary": "Quote domestic shipping in cents.",
+            "description": "Prices a parcel of 1 to 5000 grams: 500 cents up to 1000 grams, else 900 cents.",
+            "input": [{"name": "weight_grams", "type": "int", "required": true}],
+            "output": [{"name": "price_cents", "type": "int", "required": true}]
+        }))
+    );
+    assert_eq!(
+        s.call(
+            6,
+            "execute",
+            json!({"source": "def main():\n    return shipping.quote(weight_grams=1200)\n"})
+        )["result"],
+        success(json!({"result": {"price_cents": 900}}))
+    );
+}
+
+#[test]
+fn tool_errors_carry_the_exact_text() {
+    let mut s = Server::start(&["--catalog", "demo", "--catalog", "conformance"]);
+    assert_eq!(
+        s.call(3, "describe_api", json!({"name": "conformance.hidden"}))["result"],
+        failure("capability not found")
+    );
+    assert_eq!(
+        s.call(4, "execute", json!({"source": "def main(:\n"}))["result"],
+        failure("invalid program: <codemode>:1:11: got ':', want ')'")
+    );
+    assert_eq!(
+        s.call(
+            5,
+            "execute",
+            json!({"source": "def main():\n    return conformance.fail(public=False)\n"})
+        )["result"],
+        failure("capability failed")
+    );
+    assert_eq!(
+        s.call(
+            6,
+            "execute",
+            json!({"source": "def main():\n    return conformance.panic()\n"})
+        )["result"],
+        failure("capability failed")
+    );
+    assert_eq!(
+        s.call(
+            7,
+            "execute",
+            json!({"source": "def main():\n    return conformance.denied()\n"})
+        )["result"],
+        failure("permission denied")
+    );
+    assert_eq!(
+        s.call(8, "search_api", json!({"query": "x".repeat(257)}))["result"],
+        failure("resource limit exceeded")
+    );
+    // Still serving after the panic.
+    assert_eq!(
+        s.call(
+            9,
+            "execute",
+            json!({"source": "def main():\n    return conformance.echo(value=\"ok\")\n"})
+        )["result"],
+        success(json!({"result": {"value": "ok"}}))
+    );
+}
+
+#[test]
+fn malformed_arguments_are_invalid_params() {
+    let mut s = Server::start(&[]);
+    let cases = [
+        (
+            json!({"name": "execute", "arguments": {"source": 1}}),
+            "property \"source\" must be a string",
+        ),
+        (
+            json!({"name": "execute", "arguments": {"source": "x", "extra": 1}}),
+            "unexpected additional property \"extra\"",
+        ),
+        (
+            json!({"name": "search_api", "arguments": {}}),
+            "missing required property \"query\"",
+        ),
+        (
+            json!({"name": "describe_api"}),
+            "missing required property \"name\"",
+        ),
+        (
+            json!({"name": "describe_api", "arguments": {"query": "x"}}),
+            "unexpected additional property \"query\"",
+        ),
+        (
+            json!({"name": "no_such_tool", "arguments": {}}),
+            "unknown tool",
+        ),
+    ];
+    for (i, (params, message)) in cases.into_iter().enumerate() {
+        let response = s.request(10 + i as i64, "tools/call", params);
+        assert_eq!(
+            response["error"],
+            json!({"code": -32602, "message": message}),
+            "{response}"
+        );
+        assert!(response.get("result").is_none());
+    }
+}
