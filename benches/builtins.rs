@@ -3,7 +3,10 @@
 //! `benches/programs/`; `benches/compare.py` runs the same work under
 //! CPython (with `.py` twins where Starlark's json differs from Python's).
 
+mod common;
+
 use codemode::vm::{execute, Data, Host, HostCall, Limits};
+use common::program;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
@@ -14,15 +17,6 @@ impl Host for NoHost {
     fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
         Err(())
     }
-}
-
-fn program(name: &str, n: u64) -> String {
-    let path = format!(
-        "{}/benches/programs/{name}.star",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    src.replace("range(N)", &format!("range({n})"))
 }
 
 fn builtins(c: &mut Criterion) {

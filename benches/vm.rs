@@ -3,7 +3,10 @@
 //! three capability calls. The programs are in `benches/programs/`; the
 //! same files run under CPython and starlark-go in `benches/compare.py`.
 
+mod common;
+
 use codemode::vm::{execute, Data, Host, HostCall, Limits};
+use common::program;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
@@ -35,15 +38,6 @@ impl Host for RecordsHost {
             )]),
         })
     }
-}
-
-fn program(name: &str, n: u64) -> String {
-    let path = format!(
-        "{}/benches/programs/{name}.star",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    src.replace("range(N)", &format!("range({n})"))
 }
 
 fn hot_loops(c: &mut Criterion) {

@@ -5,17 +5,11 @@
 //! more than 10% (plus 2 ms of scheduling slack) in the best of a few
 //! attempts.
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, LimitKind, Limits};
+mod common;
+
+use codemode_vm::{execute, ExecError, LimitKind, Limits};
+use common::NoHost;
 use std::time::{Duration, Instant};
-
-struct NoHost;
-
-impl Host for NoHost {
-    type Error = ();
-    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
-        Err(())
-    }
-}
 
 const DEADLINE: Duration = Duration::from_millis(50);
 

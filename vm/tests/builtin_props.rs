@@ -2,18 +2,12 @@
 //! `json.decode(json.encode(v)) == v` for generated values, and `%` and
 //! `str.format` never panic on arbitrary format strings and arguments.
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
+mod common;
+
+use codemode_vm::{execute, Data, ExecError, Limits};
+use common::NoHost;
 use proptest::prelude::*;
 use std::time::Duration;
-
-struct NoHost;
-
-impl Host for NoHost {
-    type Error = ();
-    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
-        Err(())
-    }
-}
 
 fn run(src: &str) -> Result<Data, ExecError<()>> {
     let limits = Limits {

@@ -3,16 +3,10 @@
 //! (checked against the reference binary where it has the builtin; json
 //! and math from DESIGN.md and starlark-go's lib sources).
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, LimitKind, Limits};
+mod common;
 
-struct NoHost;
-
-impl Host for NoHost {
-    type Error = ();
-    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
-        Err(())
-    }
-}
+use codemode_vm::{execute, Data, ExecError, LimitKind, Limits};
+use common::NoHost;
 
 fn run(body: &str) -> Result<Data, ExecError<()>> {
     let src = format!("def main():\n{body}\n");

@@ -7,16 +7,10 @@
 //! pinned, so the expectations do not depend on last-bit differences
 //! between Go's math routines and Rust's.
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
+mod common;
 
-struct NoHost;
-
-impl Host for NoHost {
-    type Error = ();
-    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
-        Err(())
-    }
-}
+use codemode_vm::{execute, Data, ExecError, Limits};
+use common::NoHost;
 
 fn run(body: &str) -> Result<Data, ExecError<()>> {
     let src = format!("def main():\n{body}\n");

@@ -2,20 +2,14 @@
 //! interpreter's fast paths agrees with a big-integer reference, and random
 //! programs never panic (every outcome is a value or a classified error).
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
+mod common;
+
+use codemode_vm::{execute, Data, ExecError, Limits};
+use common::NoHost;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use proptest::prelude::*;
 use std::time::Duration;
-
-struct NoHost;
-
-impl Host for NoHost {
-    type Error = ();
-    fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
-        Ok(Data::Null)
-    }
-}
 
 fn run(src: &str) -> Result<Data, ExecError<()>> {
     let limits = Limits {
