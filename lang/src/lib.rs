@@ -6,7 +6,8 @@
 //! arena; [`resolve`] binds every identifier (local, cell, free, global,
 //! predeclared, universal) and enforces the restrictions of starlark-go's
 //! default file options. [`check`] does both. Every failure is a single
-//! [`Diagnostic`] at the position starlark-go reports.
+//! [`Diagnostic`] at the position starlark-go reports. The [`Lexer`] is
+//! public on its own, so the scanner can be driven (and fuzzed) alone.
 
 pub mod ast;
 mod diagnostic;
@@ -16,8 +17,10 @@ mod resolve;
 mod token;
 
 pub use diagnostic::{Diagnostic, LineIndex, FILE_NAME};
+pub use lexer::{LexError, Lexer};
 pub use parse::parse;
 pub use resolve::{resolve, Names};
+pub use token::Tok;
 
 use bumpalo::Bump;
 

@@ -13,6 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How many times slower than an optimized build an unoptimized one does
+/// the work that [`Budget::admit_work`] weighs.
+const BUILD_SLOWDOWN: u128 = if cfg!(debug_assertions) { 16 } else { 1 };
+
 /// Instructions run between two checks of the deadline and cancellation.
 pub const CHECK_INTERVAL: u64 = 256;
 
@@ -125,6 +129,22 @@ impl Budget {
             }
         }
         if Instant::now() >= self.deadline {
+            return Err(Error::limit(LimitKind::Time));
+        }
+        Ok(())
+    }
+
+    /// Admits one uninterruptible piece of work (a big-int multiplication,
+    /// a conversion of a huge int) estimated at `est_ns` nanoseconds of an
+    /// optimized build. It is refused with the time limit when it cannot
+    /// finish before the deadline, or when it alone would take more than a
+    /// twentieth of the whole time limit, so that even an estimate that is
+    /// off by a factor of two ends within 10% of the deadline.
+    pub fn admit_work(&self, est_ns: u128) -> Result<()> {
+        self.check_time()?;
+        let est = est_ns.saturating_mul(BUILD_SLOWDOWN);
+        let cap = self.limits.max_time.as_nanos() / 20;
+        if est > self.time_left().as_nanos().min(cap) {
             return Err(Error::limit(LimitKind::Time));
         }
         Ok(())

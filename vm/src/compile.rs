@@ -1086,12 +1086,15 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         if let Some(e) = star_star {
             self.expr_to(e, r)?;
         }
+        let npos = nargs - names.len() - star.is_some() as usize - star_star.is_some() as usize;
+        let plain = names.is_empty() && star.is_none() && star_star.is_none();
         let site = CallSite {
-            npos: (nargs - names.len() - star.is_some() as usize - star_star.is_some() as usize)
-                as u16,
+            npos: npos as u16,
             names: self.env.heap.bump.alloc_slice_copy(&names),
             star: star.is_some(),
             star_star: star_star.is_some(),
+            plain,
+            append: plain && npos == 1 && method == Some("append"),
             method: method.unwrap_or(""),
             attr_pos,
             cache: Cell::new(None),

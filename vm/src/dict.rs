@@ -26,6 +26,17 @@ struct Entry<'h> {
     live: bool,
 }
 
+/// Starlark equality of two keys, with the common kinds (ints, strings)
+/// compared in place.
+#[inline]
+fn key_eq<'h>(a: Value<'h>, b: Value<'h>) -> Result<bool> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Ok(x == y),
+        (Value::Str(x), Value::Str(y)) => Ok(x.text == y.text),
+        _ => ops::equals(a, b),
+    }
+}
+
 /// An insertion-ordered map from hashable values to values.
 pub struct DictMap<'h> {
     heap: Heap<'h>,
@@ -59,7 +70,7 @@ impl<'h> DictMap<'h> {
     fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
         if self.index.is_empty() {
             for (i, e) in self.entries.iter().enumerate() {
-                if e.live && e.hash == hash && ops::equals(e.key, key)? {
+                if e.live && e.hash == hash && key_eq(e.key, key)? {
                     return Ok(Some(i));
                 }
             }
@@ -73,7 +84,7 @@ impl<'h> DictMap<'h> {
                 return Ok(None);
             }
             let e = &self.entries[pos as usize];
-            if e.live && e.hash == hash && ops::equals(e.key, key)? {
+            if e.live && e.hash == hash && key_eq(e.key, key)? {
                 return Ok(Some(pos as usize));
             }
             slot = (slot + 1) & mask;
@@ -101,8 +112,12 @@ impl<'h> DictMap<'h> {
             return Ok(false);
         }
         if self.entries.len() == self.entries.capacity() {
+            // The whole new block is charged: the arena keeps the old one
+            // when it cannot grow it in place.
             let extra = self.entries.capacity().max(4);
-            self.heap.charge(extra * size_of::<Entry>())?;
+            let new_cap = self.entries.capacity().saturating_add(extra);
+            self.heap
+                .charge(new_cap.saturating_mul(size_of::<Entry>()))?;
             self.entries.reserve_exact(extra);
         }
         let pos = self.entries.len();

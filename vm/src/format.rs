@@ -25,6 +25,10 @@ pub const MAX_REPR_DEPTH: usize = 1000;
 /// Elements written between two checks of the deadline.
 const TIME_CHECK_EVERY: u64 = 4096;
 
+/// Output bytes written between two checks of the deadline, so a few huge
+/// elements are checked as often as many small ones.
+pub const TIME_CHECK_BYTES: usize = 64 << 10;
+
 /// Ints with more 32-bit digits than this are converted to decimal only
 /// after their cost is weighed against the time left.
 const CHEAP_INT_DIGITS: usize = 256;
@@ -120,7 +124,28 @@ pub fn write_float(out: &mut String, f: f64, conv: u8) {
             push_exponent(out, exp.parse().unwrap_or(0), conv == b'E');
         }
         b'f' => {
-            let _ = write!(out, "{f:.6}");
+            // A nonzero multiple of 1/64 (1.5, 2.25, 3.0, ...) has at most
+            // six decimals, so its exact digits are the integer part and
+            // the 64ths times 15625; anything else takes the general
+            // (exact, much slower) formatting.
+            let m = f * 64.0;
+            if f != 0.0 && m.fract() == 0.0 && m.abs() < 9.0e15 {
+                let m = m as i64;
+                let (q, r) = (m.unsigned_abs() / 64, m.unsigned_abs() % 64);
+                if m < 0 {
+                    out.push('-');
+                }
+                out.push_str(itoa::Buffer::new().format(q));
+                out.push('.');
+                let mut buf = itoa::Buffer::new();
+                let frac = buf.format(r * 15625);
+                for _ in frac.len()..6 {
+                    out.push('0');
+                }
+                out.push_str(frac);
+            } else {
+                let _ = write!(out, "{f:.6}");
+            }
         }
         _ => {
             // Go's FormatFloat answers an unknown verb (here 'F', which
@@ -148,14 +173,9 @@ pub fn check_int_text_cost(digits: usize, budget: &Budget) -> Result<()> {
     if digits <= CHEAP_INT_DIGITS {
         return Ok(());
     }
-    budget.check_time()?;
     // About 2 ns per (64-bit word)^2 / 2 step of repeated division.
     let words = digits.div_ceil(2) as u128;
-    let est_ns = words * words;
-    if est_ns > budget.time_left().as_nanos() {
-        return Err(Error::limit(LimitKind::Time));
-    }
-    Ok(())
+    budget.admit_work(words * words)
 }
 
 /// Writes a big int in decimal after weighing the cost of the conversion.
@@ -272,6 +292,8 @@ struct Printer<'b> {
     budget: &'b Budget,
     path: Vec<*const ()>,
     written: u64,
+    /// The output length at the last deadline check.
+    checked_len: usize,
 }
 
 impl Printer<'_> {
@@ -280,7 +302,10 @@ impl Printer<'_> {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         self.written += 1;
-        if self.written.is_multiple_of(TIME_CHECK_EVERY) {
+        if self.written.is_multiple_of(TIME_CHECK_EVERY)
+            || out.len().saturating_sub(self.checked_len) >= TIME_CHECK_BYTES
+        {
+            self.checked_len = out.len();
             self.budget.check_time()?;
         }
         Ok(())
@@ -292,9 +317,7 @@ impl Printer<'_> {
             Value::None => out.push_str("None"),
             Value::Bool(true) => out.push_str("True"),
             Value::Bool(false) => out.push_str("False"),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(itoa::Buffer::new().format(i)),
             Value::BigInt(b) => write_bigint(out, b, self.budget)?,
             Value::Float(f) => write_float(out, f, b'g'),
             Value::Str(s) => write_quoted(out, s.text.as_bytes(), false),
@@ -417,6 +440,7 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
         budget,
         path: Vec::new(),
         written: 0,
+        checked_len: 0,
     };
     p.write(out, v)?;
     if out.len() > budget.limits.max_heap_bytes {
@@ -460,7 +484,10 @@ fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) ->
                 b'x' => write!(out, "{i:x}"),
                 b'X' if i < 0 => write!(out, "-{:X}", i.unsigned_abs()),
                 b'X' => write!(out, "{i:X}"),
-                _ => write!(out, "{i}"),
+                _ => {
+                    out.push_str(itoa::Buffer::new().format(i));
+                    Ok(())
+                }
             };
         }
         Value::BigInt(b) => {
@@ -615,6 +642,30 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    /// `%f` of multiples of 1/64 (printed by the shortcut) and of other
+    /// floats (the general path) gives exactly the general formatting.
+    #[test]
+    fn percent_f_shortcut_matches_the_general_formatting() {
+        let mut samples: Vec<f64> = (-70_000..70_000).map(|k| k as f64 / 64.0).collect();
+        samples.extend([
+            0.1,
+            -0.1,
+            1e-7,
+            123456.789,
+            -0.0,
+            0.0,
+            8.9e15 / 64.0,
+            9.1e15 / 64.0,
+            -((1u64 << 52) as f64) / 64.0,
+            1e300,
+        ]);
+        for f in samples {
+            let mut out = String::new();
+            write_float(&mut out, f, b'f');
+            assert_eq!(out, format!("{f:.6}"), "{f:e}");
+        }
     }
 
     /// `str(f)` under starlark-ref for each float.

@@ -47,6 +47,22 @@ impl<'h> Heap<'h> {
         Ok(Value::Str(self.bump.alloc(StrObj { text })))
     }
 
+    /// A string value holding `a` followed by `b`, charged like a builder
+    /// of their total length plus the string object.
+    pub fn concat(&self, a: &str, b: &str) -> Result<Value<'h>> {
+        let total = a.len().saturating_add(b.len());
+        self.charge(total)?;
+        self.charge(size_of::<StrObj>())?;
+        let buf = self.bump.alloc_slice_fill_copy(total, 0u8);
+        let (head, tail) = buf.split_at_mut(a.len());
+        head.copy_from_slice(a.as_bytes());
+        tail.copy_from_slice(b.as_bytes());
+        // SAFETY: two valid UTF-8 strings one after the other are valid
+        // UTF-8.
+        let text = unsafe { std::str::from_utf8_unchecked(buf) };
+        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+    }
+
     /// A string value for text that already lives in the arena.
     pub fn str_in_arena(&self, text: &'h str) -> Result<Value<'h>> {
         self.charge(size_of::<StrObj>())?;
@@ -116,12 +132,14 @@ impl<'h> Heap<'h> {
         Ok(BumpVec::with_capacity_in(n, self.bump))
     }
 
-    /// Makes room for `extra` more values in `v`, charging any growth.
+    /// Makes room for `extra` more values in `v`, charging any growth. The
+    /// whole new block is charged: the arena keeps the old one when it
+    /// cannot grow it in place.
     pub fn reserve(&self, v: &mut BumpVec<'h, Value<'h>>, extra: usize) -> Result<()> {
         let need = v.len().saturating_add(extra);
         if need > v.capacity() {
             let new_cap = need.max(v.capacity().saturating_mul(2)).max(4);
-            self.charge((new_cap - v.len()).saturating_mul(size_of::<Value>()))?;
+            self.charge(new_cap.saturating_mul(size_of::<Value>()))?;
             v.reserve_exact(new_cap - v.len());
         }
         Ok(())

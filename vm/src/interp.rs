@@ -24,6 +24,10 @@ use std::cell::Cell;
 /// The most Starlark frames that may be active at once.
 pub const MAX_FRAMES: usize = 1000;
 
+/// Registers the stack grows by beyond what a call needs, so that most
+/// calls find their registers already there.
+const STACK_SLACK: usize = 256;
+
 /// How deeply builtins may call back into Starlark.
 pub const MAX_REENTRY: u32 = 64;
 
@@ -106,7 +110,9 @@ impl<'h> Thread<'h> {
                     Some(fr) => fr.base + fr.code.nregs as usize,
                     None => self.stack.len(),
                 };
-                self.push_call(func, base, 0, positional, named)?;
+                if !(named.is_empty() && self.push_call_positional(func, base, positional)?) {
+                    self.push_call(func, base, 0, positional, named)?;
+                }
                 self.run_frames()
             }
             _ => self.call_native(f, positional, named),
@@ -137,6 +143,7 @@ impl<'h> Thread<'h> {
     }
 
     /// Pushes a frame for `code` whose registers start at `base`.
+    #[inline(always)]
     fn enter(
         &mut self,
         code: &'h Code<'h>,
@@ -204,6 +211,7 @@ impl<'h> Thread<'h> {
     /// from the caller's registers `arg_start..arg_start + n` into the new
     /// frame at `base`. Returns `false`, having done nothing, when the call
     /// needs the general binding.
+    #[inline]
     fn push_call_simple(
         &mut self,
         func: &'h FunctionObj<'h>,
@@ -222,13 +230,53 @@ impl<'h> Thread<'h> {
                 Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
             );
         }
+        // The stack only grows here (in steps, so that this is rare); the
+        // callee's registers are reset in place. The arguments sit in the
+        // caller's registers, below `base`.
+        let nregs = code.nregs as usize;
+        if self.stack.len() < base + nregs {
+            self.stack
+                .resize(base + nregs + STACK_SLACK, Value::Unbound);
+        }
+        let (caller, callee) = self.stack.split_at_mut(base);
+        let regs = &mut callee[..nregs];
+        regs.fill(Value::Unbound);
+        for (&r, &v) in p.regs.iter().zip(&caller[arg_start..arg_start + n]) {
+            regs[r as usize] = v;
+        }
+        self.enter(code, Some(func), base, ret)?;
+        Ok(true)
+    }
+
+    /// [`Thread::push_call_simple`] for arguments outside the stack (calls
+    /// from builtins such as `sorted(key=...)`).
+    fn push_call_positional(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        base: usize,
+        positional: &[Value<'h>],
+    ) -> Result<bool> {
+        let code = func.code;
+        let p = &code.params;
+        if p.has_args
+            || p.has_kwargs
+            || p.nkwonly != 0
+            || p.npositional as usize != positional.len()
+        {
+            return Ok(false);
+        }
+        if code.active.get() {
+            return Err(
+                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
+            );
+        }
         self.stack.truncate(base);
         self.stack
             .resize(base + code.nregs as usize, Value::Unbound);
-        for (i, &r) in p.regs.iter().enumerate() {
-            self.stack[base + r as usize] = self.stack[arg_start + i];
+        for (&r, &v) in p.regs.iter().zip(positional) {
+            self.stack[base + r as usize] = v;
         }
-        self.enter(code, Some(func), base, ret)?;
+        self.enter(code, Some(func), base, 0)?;
         Ok(true)
     }
 
@@ -573,6 +621,9 @@ impl<'h> Thread<'h> {
         };
         let mut instrs = code.instrs;
         let mut consts = code.consts;
+        // The current function's captured cells (none at the top level).
+        let cells_of = |f: Option<&'h FunctionObj<'h>>| f.map_or(&[][..], |f| f.freevars);
+        let mut freevars = cells_of(self.frames[frame_idx].func);
         let mut positional: Vec<Value<'h>> = Vec::new();
         let mut named: Vec<(&'h str, Value<'h>)> = Vec::new();
         // The current frame's registers. Invariant: `self.stack.len() >=
@@ -585,7 +636,9 @@ impl<'h> Thread<'h> {
 
         macro_rules! sync {
             () => {
-                regs = self.stack[base..].as_mut_ptr()
+                // SAFETY: `self.stack.len() >= base + code.nregs` (the
+                // invariant above), so `base` is within the allocation.
+                regs = unsafe { self.stack.as_mut_ptr().add(base) }
             };
         }
         macro_rules! reg {
@@ -656,6 +709,7 @@ impl<'h> Thread<'h> {
             ($func:expr, $new_base:expr) => {{
                 frame_idx = self.frames.len() - 1;
                 code = $func.code;
+                freevars = $func.freevars;
                 base = $new_base;
                 pc = 0;
                 instrs = code.instrs;
@@ -750,10 +804,10 @@ impl<'h> Thread<'h> {
                     c.value.set(reg!(src));
                 }
                 Instr::LoadFree { dst, idx } => {
-                    let Some(func) = self.frames[frame_idx].func else {
+                    let Some(cell) = freevars.get(idx as usize) else {
                         fail!(Error::msg("internal error: free variable at top level"))
                     };
-                    let v = func.freevars[idx as usize].value.get();
+                    let v = cell.value.get();
                     if matches!(v, Value::Unbound) {
                         fail!(Error::msg(format!(
                             "local variable {} referenced before assignment",
@@ -763,18 +817,28 @@ impl<'h> Thread<'h> {
                     reg!(dst) = v;
                 }
                 Instr::Add { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Add, |i: i64, j| i
-                        .checked_add(j)
-                        .map(Value::Int))
+                    // Ints, then strings, in place; the rest (and int
+                    // overflow) in `ops`.
+                    let v = match (rk_ref!(a), rk_ref!(b)) {
+                        (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
+                            Some(s) => Value::Int(s),
+                            None => tri!(ops::binary(heap, BinOp::Add, rk!(a), rk!(b))),
+                        },
+                        (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
+                        _ => tri!(ops::binary(heap, BinOp::Add, rk!(a), rk!(b))),
+                    };
+                    reg!(dst) = v;
                 }
                 Instr::InplaceAdd { dst, a, b } => {
-                    let fast = match (rk_ref!(a), rk_ref!(b)) {
-                        (Value::Int(i), Value::Int(j)) => i.checked_add(*j),
-                        _ => None,
-                    };
-                    let v = match fast {
-                        Some(v) => Value::Int(v),
-                        None => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
+                    // Ints, then strings, in place; the rest (and int
+                    // overflow) in `ops`.
+                    let v = match (rk_ref!(a), rk_ref!(b)) {
+                        (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
+                            Some(s) => Value::Int(s),
+                            None => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
+                        },
+                        (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
+                        _ => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
                     };
                     reg!(dst) = v;
                 }
@@ -946,11 +1010,12 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::Call { dst, base: b, site } => {
-                    let site = &code.sites[site as usize];
+                    // SAFETY: `verify` proved the call site in range.
+                    let site = unsafe { code.sites.get_unchecked(site as usize) };
                     let fbase = base + b as usize;
-                    let f = self.stack[fbase];
+                    let f = reg!(b);
                     if let Value::Function(func) = f {
-                        if site.names.is_empty() && !site.star && !site.star_star {
+                        if site.plain {
                             self.frames[frame_idx].pc = pc;
                             let new_base = base + code.nregs as usize;
                             let n = site.npos as usize;
@@ -961,7 +1026,13 @@ impl<'h> Thread<'h> {
                     }
                     positional.clear();
                     named.clear();
-                    tri!(self.collect_args(fbase, site, &mut positional, &mut named));
+                    if site.plain {
+                        let start = fbase + 1;
+                        positional
+                            .extend_from_slice(&self.stack[start..start + site.npos as usize]);
+                    } else {
+                        tri!(self.collect_args(fbase, site, &mut positional, &mut named));
+                    }
                     if let Value::Function(func) = f {
                         // Continue in this loop with the callee's frame.
                         self.frames[frame_idx].pc = pc;
@@ -973,12 +1044,32 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(v);
                 }
                 Instr::CallMethod { dst, base: b, site } => {
-                    let site = &code.sites[site as usize];
+                    // SAFETY: `verify` proved the call site in range.
+                    let site = unsafe { code.sites.get_unchecked(site as usize) };
                     let fbase = base + b as usize;
-                    let recv = self.stack[fbase];
+                    let recv = reg!(b);
+                    // `xs.append(x)` on a list that may be mutated: done in
+                    // place. Anything else (and every error) takes the
+                    // general path below.
+                    if site.append {
+                        if let Value::List(l) = recv {
+                            if !l.frozen.get() && l.iterating.get() == 0 {
+                                let v = self.stack[fbase + 1];
+                                tri!(heap.push(&mut l.items.borrow_mut(), v));
+                                reg!(dst) = Value::None;
+                                continue;
+                            }
+                        }
+                    }
                     positional.clear();
                     named.clear();
-                    tri!(self.collect_args(fbase, site, &mut positional, &mut named));
+                    if site.plain {
+                        let start = fbase + 1;
+                        positional
+                            .extend_from_slice(&self.stack[start..start + site.npos as usize]);
+                    } else {
+                        tri!(self.collect_args(fbase, site, &mut positional, &mut named));
+                    }
                     let kind = recv.method_kind();
                     let method = match site.cache.get() {
                         Some((k, m)) if k == kind && kind != 0 => Some(m),
@@ -1029,8 +1120,11 @@ impl<'h> Thread<'h> {
                 Instr::Index { dst, x, i } => {
                     let xv = reg!(x);
                     let iv = rk!(i);
+                    // A missing key or an unhashable one falls through to
+                    // `ops::index`, which reports it.
                     let fast = match (xv, iv) {
                         (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
+                        (Value::Dict(d), _) => d.map.borrow().get(iv).ok().flatten(),
                         _ => None,
                     };
                     reg!(dst) = match fast {
@@ -1042,7 +1136,12 @@ impl<'h> Thread<'h> {
                     let xv = reg!(x);
                     let iv = rk!(i);
                     let v = reg!(src);
-                    tri!(ops::set_index(heap, xv, iv, v));
+                    match xv {
+                        Value::Dict(d) if !d.frozen.get() && d.iterating.get() == 0 => {
+                            tri!(d.map.borrow_mut().insert(iv, v));
+                        }
+                        _ => tri!(ops::set_index(heap, xv, iv, v)),
+                    }
                 }
                 Instr::Slice { dst, base: b } => {
                     let s = base + b as usize;
@@ -1182,6 +1281,7 @@ impl<'h> Thread<'h> {
                     frame_idx = self.frames.len() - 1;
                     let caller = &self.frames[frame_idx];
                     code = caller.code;
+                    freevars = cells_of(caller.func);
                     base = caller.base;
                     pc = caller.pc;
                     instrs = code.instrs;

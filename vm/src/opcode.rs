@@ -333,6 +333,12 @@ pub struct CallSite<'h> {
     pub names: &'h [&'h str],
     pub star: bool,
     pub star_star: bool,
+    /// Only positional arguments (no names, no `*args`, no `**kwargs`): the
+    /// arguments are exactly `r[base+1..base+1+npos]`.
+    pub plain: bool,
+    /// `x.append(y)`: a plain call of the method `append` with one argument,
+    /// which the interpreter does in place when `x` is a mutable list.
+    pub append: bool,
     /// For [`Instr::CallMethod`]: the method name, and the position of its
     /// `.` where a missing attribute is reported.
     pub method: &'h str,

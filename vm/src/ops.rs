@@ -221,7 +221,7 @@ fn bigint_work_ns(a: usize, b: usize, division: bool) -> u128 {
         return lo * hi;
     }
     let hi_f = hi as f64;
-    (hi_f.powf(1.47) * 4.0) as u128
+    (hi_f.powf(1.47) * 16.0) as u128
 }
 
 /// Refuses a big-int multiplication or division whose result cannot fit in
@@ -242,10 +242,7 @@ fn weigh_bigint(heap: Heap<'_>, a: &BigInt, b: &BigInt, division: bool) -> Resul
     if work <= CHEAP_WORK_NS {
         return Ok(false);
     }
-    heap.budget.check_time()?;
-    if work > heap.budget.time_left().as_nanos() {
-        return Err(Error::limit(LimitKind::Time));
-    }
+    heap.budget.admit_work(work)?;
     Ok(true)
 }
 
@@ -550,13 +547,7 @@ pub fn binary<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Resu
         BinOp::Add => match (a, b) {
             _ if is_int(a) && is_int(b) => int_binary(heap, op, a, b),
             _ if is_num(a) && is_num(b) => float_binary(op, a, b),
-            (Str(x), Str(y)) => {
-                let total = x.text.len().saturating_add(y.text.len());
-                let mut s = heap.string_builder(total)?;
-                s.push_str(x.text);
-                s.push_str(y.text);
-                heap.finish_str(s)
-            }
+            (Str(x), Str(y)) => heap.concat(x.text, y.text),
             // starlark-go has no runtime `bytes + bytes`: only adjacent
             // literals are joined, by the compiler.
             (List(x), List(y)) => {
@@ -1170,6 +1161,7 @@ fn fold(h: u64) -> u32 {
     (h ^ (h >> 32)) as u32
 }
 
+#[inline]
 fn hash_i64(i: i64) -> u32 {
     fold(hash_state().hash_one(i))
 }
@@ -1231,10 +1223,17 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
 /// The internal hash of a dict key: equal values hash equal (`1`, `1.0`);
 /// lists, dicts and ranges (also inside tuples) are unhashable. Tuples are
 /// walked without recursion, and the walk is bounded.
+#[inline]
 pub fn hash(v: Value<'_>) -> Result<u32> {
-    let Value::Tuple(t) = v else {
-        return hash_leaf(v);
-    };
+    match v {
+        Value::Int(i) => Ok(hash_i64(i)),
+        Value::Tuple(t) => hash_tuple(t.items),
+        _ => hash_leaf(v),
+    }
+}
+
+/// [`hash`] of a tuple's items.
+fn hash_tuple(items: &[Value<'_>]) -> Result<u32> {
     // starlark-go's tuple hash (Python's), computed bottom-up with an
     // explicit stack of (items, next index, accumulator, multiplier).
     struct Frame<'a, 'h> {
@@ -1249,7 +1248,7 @@ pub fn hash(v: Value<'_>) -> Result<u32> {
         acc: 0x345678,
         mult: 1_000_003,
     };
-    let mut stack = vec![start(t.items)];
+    let mut stack = vec![start(items)];
     let mut work: u64 = 0;
     let mut done: Option<u32> = None;
     loop {

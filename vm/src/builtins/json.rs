@@ -92,6 +92,8 @@ struct Encoder<'b> {
     /// Addresses of the containers being encoded, to detect cycles.
     path: Vec<usize>,
     steps: usize,
+    /// The output length at the last deadline check.
+    checked_len: usize,
 }
 
 impl Encoder<'_> {
@@ -100,6 +102,10 @@ impl Encoder<'_> {
         args::tick(self.budget, self.steps)?;
         if self.out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        if self.out.len() - self.checked_len >= format::TIME_CHECK_BYTES {
+            self.checked_len = self.out.len();
+            self.budget.check_time()?;
         }
         let addr = match x {
             Value::List(l) => Some(l as *const _ as usize),
@@ -128,7 +134,7 @@ impl Encoder<'_> {
             Value::None => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if b { "true" } else { "false" }),
             Value::Int(i) => {
-                let _ = write!(self.out, "{i}");
+                self.out.push_str(itoa::Buffer::new().format(i));
             }
             Value::BigInt(b) => format::write_bigint(&mut self.out, b, self.budget)?,
             Value::Float(f) => {
@@ -218,6 +224,7 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         out: String::new(),
         path: Vec::new(),
         steps: 0,
+        checked_len: 0,
     };
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
     th.heap.str(&enc.out)

@@ -474,6 +474,35 @@ fn removesuffix<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     th.heap.str_in_arena(s.strip_suffix(x).unwrap_or(s))
 }
 
+/// The start positions of the non-overlapping matches of a non-empty
+/// `needle` in `hay`, left to right (as `str::match_indices` finds them).
+/// They are character boundaries, since both are valid UTF-8.
+fn match_starts<'a>(hay: &'a str, needle: &'a str) -> MatchStarts<'a> {
+    match needle.as_bytes() {
+        [b] => MatchStarts::Byte(memchr::memchr_iter(*b, hay.as_bytes())),
+        n => MatchStarts::Bytes(memchr::memmem::find_iter(hay.as_bytes(), n)),
+    }
+}
+
+/// See [`match_starts`]: a one-byte needle has the cheaper searcher. (A
+/// short-lived local, so the size of the substring searcher is no cost.)
+#[allow(clippy::large_enum_variant)]
+enum MatchStarts<'a> {
+    Byte(memchr::Memchr<'a>),
+    Bytes(memchr::memmem::FindIter<'a, 'a>),
+}
+
+impl Iterator for MatchStarts<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            MatchStarts::Byte(m) => m.next(),
+            MatchStarts::Bytes(m) => m.next(),
+        }
+    }
+}
+
 fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("replace", a, 2, 3)?;
     let old = pos("replace", p, 0, args::want_str)?.unwrap_or("");
@@ -481,10 +510,12 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let limit = pos("replace", p, 2, args::want_int)?.unwrap_or(-1);
     let s = recv(a)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // Matches of a non-empty `old` are found twice: counted to charge the
+    // result, then copied around.
     let matches = if old.is_empty() {
         s.chars().count() + 1
     } else {
-        s.matches(old).count()
+        match_starts(s, old).take(limit).count()
     }
     .min(limit);
     let size = (s.len() - matches * old.len()).saturating_add(matches.saturating_mul(new.len()));
@@ -492,9 +523,21 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
     let mut out = th.heap.string_builder(size)?;
-    // Go's strings.Replace and Rust's replacen agree, also for an empty
-    // `old` (inserted before each character and at the end).
-    out.push_str(&s.replacen(old, new, matches));
+    if old.is_empty() {
+        // Go's strings.Replace and Rust's replacen agree for an empty
+        // `old`: inserted before each character and at the end.
+        out.push_str(&s.replacen(old, new, matches));
+    } else {
+        // Matches of valid UTF-8 in valid UTF-8 start and end on character
+        // boundaries.
+        let mut last = 0;
+        for i in match_starts(s, old).take(matches) {
+            out.push_str(&s[last..i]);
+            out.push_str(new);
+            last = i + old.len();
+        }
+        out.push_str(&s[last..]);
+    }
     th.heap.finish_str(out)
 }
 
@@ -608,7 +651,16 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
                 return Err(Error::msg("split: empty separator"));
             }
             match max {
-                None => s.split(sep).collect(),
+                None => {
+                    let mut parts = Vec::new();
+                    let mut last = 0;
+                    for i in match_starts(s, sep) {
+                        parts.push(&s[last..i]);
+                        last = i + sep.len();
+                    }
+                    parts.push(&s[last..]);
+                    parts
+                }
                 Some(m) if name == "split" => s.splitn(m.saturating_add(1), sep).collect(),
                 Some(m) => {
                     // Go splits fully, then rejoins the leading excess.
@@ -716,4 +768,34 @@ fn bytes_elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// Appends `str(v)` (strings bare, others as `repr`).
 pub(super) fn write_str(out: &mut String, v: Value<'_>, th: &Thread<'_>) -> Result<()> {
     format::write_str(out, v, th.budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_starts;
+
+    /// The searchers find exactly the matches the standard library does,
+    /// for one-byte and longer needles, overlapping candidates and
+    /// multi-byte text included.
+    #[test]
+    fn match_starts_agrees_with_match_indices() {
+        let hays = [
+            "",
+            "a",
+            "aaaa",
+            "abababa",
+            "a,b,,c,",
+            "ééaéé",
+            "x→y→→z",
+            "aaa aaa",
+        ];
+        let needles = ["a", ",", "aa", "aba", "é", "→", "→→", "aaa", " ", "zz"];
+        for hay in hays {
+            for needle in needles {
+                let want: Vec<usize> = hay.match_indices(needle).map(|(i, _)| i).collect();
+                let got: Vec<usize> = match_starts(hay, needle).collect();
+                assert_eq!(got, want, "{hay:?} / {needle:?}");
+            }
+        }
+    }
 }

@@ -686,7 +686,12 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
         } else {
             (keys[a], keys[b])
         };
-        Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less)
+        // Ints and strings, the common keys, compare in place.
+        match (x, y) {
+            (Value::Int(i), Value::Int(j)) => Ok(i < j),
+            (Value::Str(s), Value::Str(t)) => Ok(s.text.as_bytes() < t.text.as_bytes()),
+            _ => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
+        }
     };
     let mut src: Vec<usize> = (0..n).collect();
     let mut dst: Vec<usize> = vec![0; n];
@@ -731,6 +736,7 @@ fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     }
     match a.positional[0] {
         x @ Value::Str(_) => Ok(x),
+        Value::Int(i) => th.heap.str(itoa::Buffer::new().format(i)),
         Value::Bytes(b) => ops::str_from_bytes(th.heap, b.bytes),
         x => {
             let s = format::repr(x, th.budget)?;
