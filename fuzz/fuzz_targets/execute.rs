@@ -1,29 +1,36 @@
-//! Fuzzes the whole pipeline with small budgets: any program must finish
-//! with a value or a classified error, never a panic, a hang or an abort.
+//! Fuzzes the whole pipeline behind the service: any program, compiled and
+//! run with small budgets against the built-in `conformance` catalog
+//! (binding, authorization, handlers, output checks, the deadline), must
+//! finish with a value or one of the contract's error texts — never a
+//! panic, a hang, an abort or `internal failure`.
 #![no_main]
 
-use codemode_vm::{execute, Data, Host, HostCall, Limits};
+use codemode_catalog::{CancellationToken, Error, Subject};
+use codemode_fuzz::{conformance_service, runtime};
 use libfuzzer_sys::fuzz_target;
-use std::time::Duration;
-
-struct EchoHost;
-
-impl Host for EchoHost {
-    type Error = ();
-    fn call(&self, call: HostCall<'_>) -> Result<Data, ()> {
-        Ok(Data::Map(call.args))
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(src) = std::str::from_utf8(data) else {
+    let Ok(source) = std::str::from_utf8(data) else {
         return;
     };
-    let limits = Limits {
-        max_steps: 10_000,
-        max_time: Duration::from_millis(200),
-        max_heap_bytes: 4 << 20,
-        ..Limits::default()
-    };
-    let _ = execute(src, &["records.lookup", "records.status"], &EchoHost, &limits, None);
+    let service = conformance_service();
+    let subject = Subject::new("fuzz");
+    let outcome = runtime().block_on(service.execute(&subject, source, CancellationToken::new()));
+    match outcome {
+        Ok(data) => {
+            let limit = service.config().limits.max_value_bytes;
+            assert!(
+                data.to_json_string().len() <= limit,
+                "result over the value limit"
+            );
+        }
+        Err(Error::Internal) => panic!("internal failure for a program"),
+        Err(Error::CapabilityFailed(Some(message))) => {
+            assert_eq!(message, "conformance failure", "a private message leaked");
+        }
+        Err(e) => {
+            let text = e.to_string();
+            assert!(!text.contains("SECRET"), "{text}");
+        }
+    }
 });
