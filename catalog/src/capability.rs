@@ -103,6 +103,7 @@ pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Result<Data, CallFailure
 pub(crate) type ErasedHandler = Arc<dyn Fn(serde_json::Value) -> BoxFuture + Send + Sync>;
 
 /// A capability before validation.
+#[derive(Clone)]
 pub struct Capability {
     pub(crate) name: String,
     pub(crate) id: Option<String>,
@@ -194,6 +195,20 @@ impl Capability {
             source: SchemaSource::Manifest,
             rules: Vec::new(),
             handler: None,
+        }
+    }
+
+    /// A capability described by an upstream MCP server's JSON Schemas:
+    /// like [`Capability::from_schemas`], but every field whose schema the
+    /// notation cannot express is `any` instead of an error.
+    pub fn from_upstream_schemas(
+        name: impl Into<String>,
+        input_schema: serde_json::Value,
+        output_schema: Option<serde_json::Value>,
+    ) -> Capability {
+        Capability {
+            source: SchemaSource::Upstream,
+            ..Capability::from_schemas(name, input_schema, output_schema)
         }
     }
 

@@ -60,6 +60,7 @@ pub mod auth;
 pub mod binding;
 pub mod capability;
 pub mod catalog;
+pub mod conform;
 pub mod convert;
 pub mod error;
 pub mod names;
@@ -80,6 +81,7 @@ pub use catalog::{
     NotFound, Problem,
 };
 pub use codemode_vm::{Data, Limits};
+pub use conform::{conform_output, Mismatch};
 pub use error::Error;
 pub use names::{CapabilityId, CapabilityName, NameError};
 #[cfg(feature = "rego")]

@@ -2,7 +2,10 @@
 //!
 //! [`CodeMode`] holds an immutable [`Catalog`], a [`Policy`] and a
 //! [`Config`] (the VM's limits, the search limits and the number of
-//! executions that may run at once; more wait for a slot). `execute` runs
+//! executions that may run at once; more wait for a slot). The catalog can
+//! be replaced as a whole ([`CodeMode::replace_catalog`], when an upstream
+//! server's tools change): search and describe see the newest one, and an
+//! execution keeps the catalog it started with to its end. `execute` runs
 //! the VM on tokio's blocking pool; the VM calls back into the host bridge,
 //! which for each capability call binds the keyword arguments, authorizes
 //! the canonical arguments, runs the async handler on the runtime bounded
@@ -18,11 +21,12 @@ use crate::convert::data_to_json;
 use crate::error::Error;
 use crate::search::{SearchError, SearchLimits, SearchResponse};
 use codemode_vm::{Data, ExecError, Host, HostCall, Limits};
+use futures_util::FutureExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
-use tokio::runtime::Handle;
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -54,11 +58,26 @@ pub struct CodeMode {
 }
 
 struct Inner {
-    catalog: Catalog,
+    current: RwLock<Arc<Snapshot>>,
     policy: Arc<dyn Policy>,
     config: Config,
     slots: Arc<Semaphore>,
+}
+
+/// One catalog and its names, as an execution sees it from start to end.
+struct Snapshot {
+    catalog: Arc<Catalog>,
     names: Vec<String>,
+}
+
+impl Snapshot {
+    fn new(catalog: Catalog) -> Arc<Snapshot> {
+        let names = catalog.names().map(str::to_string).collect();
+        Arc::new(Snapshot {
+            catalog: Arc::new(catalog),
+            names,
+        })
+    }
 }
 
 impl CodeMode {
@@ -69,21 +88,36 @@ impl CodeMode {
 
     /// A service with an explicit config.
     pub fn with_config(catalog: Catalog, policy: Arc<dyn Policy>, config: Config) -> CodeMode {
-        let names = catalog.names().map(str::to_string).collect();
         CodeMode {
             inner: Arc::new(Inner {
                 slots: Arc::new(Semaphore::new(config.max_concurrent_executions.max(1))),
-                catalog,
+                current: RwLock::new(Snapshot::new(catalog)),
                 policy,
                 config,
-                names,
             }),
         }
     }
 
-    /// The catalog.
-    pub fn catalog(&self) -> &Catalog {
-        &self.inner.catalog
+    /// The current catalog.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.snapshot().catalog.clone()
+    }
+
+    /// Replaces the catalog atomically: later searches, describes and
+    /// executions see `catalog`; executions already running keep theirs.
+    pub fn replace_catalog(&self, catalog: Catalog) {
+        let next = Snapshot::new(catalog);
+        match self.inner.current.write() {
+            Ok(mut current) => *current = next,
+            Err(poisoned) => *poisoned.into_inner() = next,
+        }
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        match self.inner.current.read() {
+            Ok(current) => current.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     /// The config.
@@ -94,7 +128,7 @@ impl CodeMode {
     /// `search_api`.
     pub async fn search(&self, subject: &Subject, query: &str) -> Result<SearchResponse, Error> {
         authenticated(subject)?;
-        self.inner
+        self.snapshot()
             .catalog
             .search_with(query, &self.inner.config.search)
             .map_err(|e: SearchError| match e {
@@ -107,7 +141,7 @@ impl CodeMode {
     /// `describe_api`.
     pub async fn describe(&self, subject: &Subject, name: &str) -> Result<Description, Error> {
         authenticated(subject)?;
-        self.inner
+        self.snapshot()
             .catalog
             .describe(name)
             .map_err(|_| Error::CapabilityNotFound)
@@ -138,23 +172,35 @@ impl CodeMode {
             })
         };
         let inner = self.inner.clone();
+        let snapshot = self.snapshot();
         let subject = subject.clone();
         let source = source.to_string();
         let handle = Handle::current();
+        let flavor = handle.runtime_flavor();
         let bridge_token = token.clone();
-        let job = tokio::task::spawn_blocking(move || {
+        let run = move || {
             let start = Instant::now();
             let bridge = Bridge {
                 inner: &inner,
+                catalog: &snapshot.catalog,
                 subject: &subject,
                 handle,
                 token: bridge_token,
                 deadline: start + inner.config.limits.max_time,
             };
-            let names: Vec<&str> = inner.names.iter().map(String::as_str).collect();
+            let names: Vec<&str> = snapshot.names.iter().map(String::as_str).collect();
             codemode_vm::execute(&source, &names, &bridge, &inner.config.limits, Some(flag))
-        });
-        let outcome = job.await;
+        };
+        // On a multi-threaded runtime the program runs on this thread, which
+        // hands its other tasks to the rest of the runtime meanwhile: no
+        // thread hand-off on the way in or out. A current-thread runtime
+        // cannot spare its only thread, so there it runs on the blocking
+        // pool. A panic is an internal failure either way.
+        let outcome = if flavor == RuntimeFlavor::MultiThread {
+            catch_unwind(AssertUnwindSafe(|| tokio::task::block_in_place(run))).map_err(|_| ())
+        } else {
+            tokio::task::spawn_blocking(run).await.map_err(|_| ())
+        };
         watcher.abort();
         drop(permit);
         match outcome {
@@ -186,6 +232,7 @@ fn classify(e: ExecError<Error>) -> Error {
 /// The VM's host: one per execution.
 struct Bridge<'a> {
     inner: &'a Inner,
+    catalog: &'a Catalog,
     subject: &'a Subject,
     handle: Handle,
     token: CancellationToken,
@@ -199,7 +246,7 @@ impl Host for Bridge<'_> {
         if self.token.is_cancelled() {
             return Err(Error::Canceled);
         }
-        let cap = self.inner.catalog.get(call.name).ok_or(Error::Internal)?;
+        let cap = self.catalog.get(call.name).ok_or(Error::Internal)?;
         let arguments =
             bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
         let request = AuthorizationRequest {
@@ -219,12 +266,16 @@ impl Host for Bridge<'_> {
         if remaining == Duration::ZERO {
             return Err(Error::ResourceLimitExceeded);
         }
-        let future = handler(data_to_json(&arguments));
+        // The handler runs right here, on the execution's blocking thread,
+        // inside the runtime's context: no task spawn and no thread hand-off
+        // per call. A panic while it is polled is caught and is a failure of
+        // the capability; on the deadline or cancellation the future is
+        // dropped, which stops it.
+        let future = AssertUnwindSafe(handler(data_to_json(&arguments))).catch_unwind();
         let token = self.token.clone();
         self.handle.block_on(async move {
-            let mut task = tokio::spawn(future);
             tokio::select! {
-                joined = &mut task => match joined {
+                outcome = future => match outcome {
                     Ok(Ok(data)) => Ok(data),
                     Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
                     Ok(Err(CallFailure::Handler(e))) => {
@@ -232,14 +283,8 @@ impl Host for Bridge<'_> {
                     }
                     Ok(Err(CallFailure::Output)) | Err(_) => Err(Error::CapabilityFailed(None)),
                 },
-                _ = tokio::time::sleep(remaining) => {
-                    task.abort();
-                    Err(Error::ResourceLimitExceeded)
-                }
-                _ = token.cancelled() => {
-                    task.abort();
-                    Err(Error::Canceled)
-                }
+                _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                _ = token.cancelled() => Err(Error::Canceled),
             }
         })
     }

@@ -9,6 +9,10 @@
 //! so one mapping serves both. The mapping refuses what the notation cannot
 //! express (unions other than `T | None`, non-string map keys, recursive
 //! types, tuples, free-form values) with a [`ShapeError`] naming the field.
+//! The extension type `any` (a free-form JSON value, bound like any other
+//! value by depth and bytes) stands for free-form values in manifests and
+//! for whatever an upstream MCP server's schema says that the notation
+//! cannot ([`SchemaSource::Upstream`]).
 //! [`FieldSchema`] is describe's flat `{name, type, required}` entry and
 //! [`signature`] the invocation-only signature.
 
@@ -315,7 +319,18 @@ pub enum SchemaSource {
     /// is `dict[str, any]`, a free-form value `any`, an array without
     /// `items` `list[any]`.
     Manifest,
+    /// An upstream MCP server's schema, mapped as leniently as a manifest's,
+    /// and more: any field whose schema the notation cannot express (unions,
+    /// tuples, recursion, conditionals, ...) is `any`, and an object with
+    /// named fields that also allows other keys is the struct of its named
+    /// fields. Only a root that is not an object with named fields fails.
+    Upstream,
 }
+
+/// At most this many schema nodes are mapped for one capability (each
+/// `$ref` expansion counts again), so a small schema whose references fan
+/// out cannot expand without bound.
+pub const MAX_SCHEMA_NODES: usize = 10_000;
 
 /// Maps a JSON Schema whose root is an object (or `null`, meaning no
 /// fields) to its fields in declaration order.
@@ -328,6 +343,7 @@ pub fn fields_from_schema(
         source,
         // The root itself is `#`: a self-reference is recursion too.
         stack: vec!["#"],
+        nodes: 0,
     };
     let obj = mapper.deref(schema, "")?;
     if obj.get("type").and_then(Value::as_str) == Some("null") && !obj.contains_key("properties") {
@@ -351,6 +367,8 @@ struct Mapper<'a> {
     source: SchemaSource,
     /// The `$ref`s being expanded, to refuse recursive types.
     stack: Vec<&'a str>,
+    /// Nodes mapped so far, bounded by [`MAX_SCHEMA_NODES`].
+    nodes: usize,
 }
 
 fn err(path: &str, reason: impl Into<String>) -> ShapeError {
@@ -383,7 +401,23 @@ impl<'a> Mapper<'a> {
     }
 
     fn map(&mut self, node: &'a Value, path: &str, root: bool) -> Result<Shape, ShapeError> {
-        if self.source == SchemaSource::Manifest {
+        self.nodes += 1;
+        if self.nodes > MAX_SCHEMA_NODES {
+            return Err(err(path, "the schema is too large"));
+        }
+        if self.source != SchemaSource::Upstream || root {
+            return self.map_strict(node, path, root);
+        }
+        // Upstream: what the notation cannot express below the root is
+        // `any`; only the size bound still fails the whole schema.
+        match self.map_strict(node, path, root) {
+            Err(_) if self.nodes <= MAX_SCHEMA_NODES => Ok(Shape::new(ShapeKind::Any)),
+            other => other,
+        }
+    }
+
+    fn map_strict(&mut self, node: &'a Value, path: &str, root: bool) -> Result<Shape, ShapeError> {
+        if self.source != SchemaSource::Derived {
             match node {
                 Value::Bool(true) => return Ok(Shape::new(ShapeKind::Any)),
                 Value::Object(m) if m.is_empty() => return Ok(Shape::new(ShapeKind::Any)),
@@ -481,7 +515,9 @@ impl<'a> Mapper<'a> {
         }
         let Some(ty) = ty else {
             return match self.source {
-                SchemaSource::Manifest if !nullable => Ok(Shape::new(ShapeKind::Any)),
+                SchemaSource::Manifest | SchemaSource::Upstream if !nullable => {
+                    Ok(Shape::new(ShapeKind::Any))
+                }
                 _ => Err(err(path, "free-form values (any type) are not supported")),
             };
         };
@@ -571,7 +607,9 @@ impl<'a> Mapper<'a> {
             let props = props
                 .as_object()
                 .ok_or_else(|| err(path, "invalid schema: properties is not an object"))?;
-            if additional.is_some_and(|a| *a != Value::Bool(false)) {
+            if self.source != SchemaSource::Upstream
+                && additional.is_some_and(|a| *a != Value::Bool(false))
+            {
                 return Err(err(
                     path,
                     "a struct with additional properties (named fields and map entries) is not supported",
@@ -608,7 +646,9 @@ impl<'a> Mapper<'a> {
                 Ok(ShapeKind::Struct(Vec::new()))
             }
             Some(Value::Bool(true)) | None => match self.source {
-                SchemaSource::Manifest => Ok(ShapeKind::Map(Box::new(Shape::new(ShapeKind::Any)))),
+                SchemaSource::Manifest | SchemaSource::Upstream => {
+                    Ok(ShapeKind::Map(Box::new(Shape::new(ShapeKind::Any))))
+                }
                 SchemaSource::Derived => {
                     Err(err(path, "free-form values (any type) are not supported"))
                 }
@@ -781,6 +821,62 @@ mod tests {
             ]
         );
         assert_eq!(fields[0].shape.notation(), "int | None");
+    }
+
+    #[test]
+    fn upstream_schemas_map_what_they_cannot_express_to_any() {
+        let schema = json!({"type": "object", "properties": {
+            "u": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "t": {"type": "array", "prefixItems": [{"type": "string"}]},
+            "r": {"$ref": "#"},
+            "c": {"if": {"type": "string"}},
+            "o": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true},
+            "m": {"type": "object"},
+            "n": {"type": ["string", "null"]}
+        }, "required": ["u"], "additionalProperties": {"type": "string"}});
+        let fields = fields_from_schema(&schema, SchemaSource::Upstream).unwrap_or_default();
+        let shapes: Vec<String> = fields.iter().map(|f| f.shape.notation()).collect();
+        assert_eq!(
+            shapes,
+            [
+                "any",
+                "any",
+                "any",
+                "any",
+                "{a?: str}",
+                "dict[str, any]",
+                "str | None"
+            ]
+        );
+        // The same schema is refused from a manifest.
+        assert!(fields_from_schema(&schema, SchemaSource::Manifest).is_err());
+        // Only a root that is no object with fields still fails.
+        let e = fields_from_schema(&json!({"type": "string"}), SchemaSource::Upstream);
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn references_that_fan_out_are_bounded() {
+        // Each level refers to the next twice: 2^30 nodes if expanded.
+        let mut defs = serde_json::Map::new();
+        for i in 0..30 {
+            let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            defs.insert(
+                format!("d{i}"),
+                json!({"type": "object", "properties": {"a": next.clone(), "b": next}}),
+            );
+        }
+        defs.insert("d30".into(), json!({"type": "string"}));
+        let schema =
+            json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": defs});
+        for source in [
+            SchemaSource::Manifest,
+            SchemaSource::Upstream,
+            SchemaSource::Derived,
+        ] {
+            let e = fields_from_schema(&schema, source).map_err(|e| e.reason);
+            assert_eq!(e, Err("the schema is too large".to_string()));
+        }
     }
 
     #[test]

@@ -4,18 +4,24 @@
 //! `describe` do exactly what the tool does, in-process, and print the
 //! structured result as one line of compact JSON (exit 0), or the exact
 //! error text on stderr (exit 1). Bad usage — including an unreadable
-//! program, config or manifest — exits 2.
+//! program, config or manifest — exits 2. Every command builds the same
+//! catalog, upstream MCP servers (`--upstream`, `[[upstream]]`) included:
+//! they are connected before the command runs and shut down before its
+//! result is printed.
 
 use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
 use crate::http::{self, HttpOptions};
 use crate::mcp;
+use crate::telemetry::Metrics;
+use crate::upstream::{self, Upstreams};
 use clap::{Args, Parser, Subcommand};
-use codemode_catalog::{CancellationToken, CodeMode, Error, Subject};
+use codemode_catalog::{CancellationToken, CodeMode, Config, Error, Policy, Subject};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Code mode for AI agents over MCP: search, describe and execute Starlark
 /// over a capability catalog.
@@ -68,21 +74,45 @@ pub struct Common {
     /// repeatable. Without any, the config's catalogs, else demo.
     #[arg(long = "catalog", value_name = "NAME|FILE")]
     pub catalogs: Vec<String>,
-    /// A TOML configuration file (catalogs, disabled IDs, limits).
+    /// A TOML configuration file (catalogs, disabled IDs, limits, Rego
+    /// policy, HTTP hosts, origins and tokens, telemetry).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// An upstream MCP server whose tools become capabilities NAME.<tool>:
+    /// NAME=COMMAND (a stdio child process; the command is split like a
+    /// shell would, without one) or NAME=URL (Streamable HTTP); repeatable.
+    #[arg(long = "upstream", value_name = "NAME=COMMAND|URL")]
+    pub upstreams: Vec<String>,
     #[command(flatten)]
     pub limits: LimitsConfig,
 }
 
 /// Builds the service exactly as every command does: the config file, then
-/// the flags over it.
+/// the flags over it — without upstream servers, which need a runtime to
+/// connect (see [`main`]).
 pub fn build_service(common: &Common) -> Result<CodeMode, String> {
-    build(common).map(|(service, _)| service)
+    let (parts, config, _) = sources(common)?;
+    let catalog = parts.build_with([]).map_err(|e| e.to_string())?;
+    Ok(CodeMode::with_config(catalog, parts.policy, config))
 }
 
-/// The service and the configuration file it was built from.
-fn build(common: &Common) -> Result<(CodeMode, FileConfig), String> {
+/// The service with its upstream servers connected, the running
+/// supervisors and the configuration file it was built from.
+fn build(
+    common: &Common,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(CodeMode, Upstreams, FileConfig), String> {
+    let (parts, config, file) = sources(common)?;
+    let upstreams =
+        upstream::collect(&file.upstream, &common.upstreams).map_err(|e| e.to_string())?;
+    let (service, running) = runtime
+        .block_on(upstream::start(parts, upstreams, config))
+        .map_err(|e| e.to_string())?;
+    Ok((service, running, file))
+}
+
+/// The native sources, the service config and the configuration file.
+fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), String> {
     let file = match &common.config {
         Some(path) => FileConfig::read(path).map_err(|e| e.to_string())?,
         None => FileConfig::default(),
@@ -95,8 +125,12 @@ fn build(common: &Common) -> Result<(CodeMode, FileConfig), String> {
             .unwrap_or_else(|| vec!["demo".to_string()])
     };
     let config = file.limits.overridden_by(&common.limits).to_config();
-    let service = catalogs::load(&sources, &file.disabled, config).map_err(|e| e.to_string())?;
-    Ok((service, file))
+    let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
+    if let Some(policy) = &file.policy {
+        let rego: Arc<dyn Policy> = Arc::new(policy.load()?);
+        parts.policy = catalogs::all_of(vec![parts.policy, rego]);
+    }
+    Ok((parts, config, file))
 }
 
 fn usage_error(message: &str) -> ExitCode {
@@ -112,10 +146,6 @@ pub fn main(cli: Cli) -> ExitCode {
         | Command::Search { common, .. }
         | Command::Describe { common, .. } => common,
     };
-    let (service, file) = match build(common) {
-        Ok(built) => built,
-        Err(e) => return usage_error(&e),
-    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -126,15 +156,24 @@ pub fn main(cli: Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let (service, upstreams, file) = match build(common, &runtime) {
+        Ok(built) => built,
+        Err(e) => return usage_error(&e),
+    };
+    // However the command ends, the upstream servers are shut down first.
+    let upstreams = upstreams.stop_on_drop(runtime.handle().clone());
     let subject = Subject::new("local");
     let outcome: Result<Value, Error> = match &cli.command {
         Command::Serve {
             http: Some(addr), ..
         } => {
-            let options = match HttpOptions::from_config(&file.http) {
+            let mut options = match HttpOptions::from_config(&file.http) {
                 Ok(o) => o,
                 Err(e) => return usage_error(&e),
             };
+            if file.telemetry.metrics {
+                options.metrics = Some(Metrics::new());
+            }
             return match runtime.block_on(http::serve_http(service, addr, &options)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -144,6 +183,9 @@ pub fn main(cli: Cli) -> ExitCode {
             };
         }
         Command::Serve { http: None, .. } => {
+            if file.telemetry.metrics {
+                tracing::warn!("metrics are served only on the HTTP listener (--http)");
+            }
             return match runtime.block_on(mcp::serve_stdio(service)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -153,11 +195,12 @@ pub fn main(cli: Cli) -> ExitCode {
             };
         }
         Command::Run { program, .. } => {
-            let source = match read_program(program) {
-                Ok(s) => s,
+            let bytes = match read_program(program) {
+                Ok(b) => b,
                 Err(e) => return usage_error(&e),
             };
             runtime.block_on(async {
+                let source = program_text(bytes, service.config().limits.max_source_bytes)?;
                 let data = service
                     .execute(&subject, &source, CancellationToken::new())
                     .await?;
@@ -174,6 +217,8 @@ pub fn main(cli: Cli) -> ExitCode {
             serde_json::to_value(described).map_err(|_| Error::Internal)
         }),
     };
+    // Before the result: no upstream log line can follow it.
+    drop(upstreams);
     match outcome {
         Ok(value) => {
             println!("{value}");
@@ -186,15 +231,31 @@ pub fn main(cli: Cli) -> ExitCode {
     }
 }
 
-fn read_program(path: &PathBuf) -> Result<String, String> {
+fn read_program(path: &PathBuf) -> Result<Vec<u8>, String> {
     if path.as_os_str() == "-" {
-        let mut source = String::new();
+        let mut source = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut source)
+            .read_to_end(&mut source)
             .map_err(|e| format!("cannot read the program from stdin: {e}"))?;
         Ok(source)
     } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read program {}: {e}", path.display()))
+        std::fs::read(path).map_err(|e| format!("cannot read program {}: {e}", path.display()))
     }
+}
+
+/// The text of a program read as bytes, as `execute` would judge it: more
+/// than `max_source_bytes` is `resource limit exceeded` (checked first, as
+/// the service does), and bytes that are not UTF-8 are an invalid program
+/// at the first offending byte.
+pub fn program_text(bytes: Vec<u8>, max_source_bytes: usize) -> Result<String, Error> {
+    if bytes.len() > max_source_bytes {
+        return Err(Error::ResourceLimitExceeded);
+    }
+    if let Err(diagnostic) = codemode_lang::source_from_bytes(&bytes) {
+        // Positions are counted in the valid text before the offending byte.
+        let valid = bytes.get(..diagnostic.pos as usize).unwrap_or_default();
+        let prefix = std::str::from_utf8(valid).unwrap_or_default();
+        return Err(Error::InvalidProgram(Some(diagnostic.render(prefix))));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::Internal)
 }

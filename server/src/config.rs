@@ -1,7 +1,9 @@
 //! The TOML configuration file (`--config FILE`): catalogs, disabled
-//! capability IDs, limits and the HTTP transport (allowed hosts and origins,
-//! bearer tokens as SHA-256 digests). Unknown keys are errors that name the key;
-//! every field is optional and command-line flags override it.
+//! capability IDs, limits, the Rego policy, the HTTP transport (allowed
+//! hosts and origins, bearer tokens as SHA-256 digests), telemetry and
+//! upstream MCP servers ([`crate::upstream::config`]). Unknown keys are errors that name the key; every field is optional and
+//! command-line flags override it. A relative policy path is resolved
+//! against the directory of the configuration file.
 //!
 //! ```toml
 //! catalogs = ["demo", "conformance", "my-manifest.json"]
@@ -18,11 +20,27 @@
 //! [[http.tokens]]
 //! subject = "alice"
 //! sha256 = "<hex SHA-256 digest of alice's bearer token>"
+//!
+//! [policy]
+//! file = "policy.rego"
+//! rule = "data.codemode.allow"
+//!
+//! [telemetry]
+//! metrics = true
+//!
+//! [[upstream]]
+//! name = "fs"
+//! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]
+//!
+//! [[upstream]]
+//! name = "tracker"
+//! url = "http://127.0.0.1:9000/mcp"
+//! headers = { Authorization = "Bearer <token>" }
 //! ```
 
-use codemode_catalog::Config;
+use codemode_catalog::{Config, RegoPolicy};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The configuration file.
@@ -40,6 +58,34 @@ pub struct FileConfig {
     /// The HTTP transport.
     #[serde(default)]
     pub http: HttpConfig,
+    /// A Rego policy every capability call must also satisfy.
+    pub policy: Option<PolicyConfig>,
+    /// Telemetry.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+    /// Upstream MCP servers whose tools become capabilities.
+    #[serde(default)]
+    pub upstream: Vec<crate::upstream::UpstreamConfig>,
+}
+
+/// A Rego authorization policy for the whole server: a call is allowed only
+/// when the catalogs' own policies and this rule allow it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// The `.rego` module (relative: to the config file's directory).
+    pub file: PathBuf,
+    /// The rule that decides (default `data.codemode.allow`).
+    pub rule: Option<String>,
+}
+
+/// Telemetry settings.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// Serve Prometheus metrics at `/metrics` on the HTTP listener.
+    #[serde(default)]
+    pub metrics: bool,
 }
 
 /// Settings of the Streamable HTTP transport.
@@ -130,7 +176,31 @@ impl FileConfig {
             path: shown.clone(),
             error,
         })?;
-        FileConfig::from_toml(&text).map_err(|error| ConfigError::Parse { path: shown, error })
+        let mut config = FileConfig::from_toml(&text)
+            .map_err(|error| ConfigError::Parse { path: shown, error })?;
+        if let Some(policy) = &mut config.policy {
+            if policy.file.is_relative() {
+                let dir = path.parent().unwrap_or(Path::new(""));
+                policy.file = dir.join(&policy.file);
+            }
+        }
+        Ok(config)
+    }
+}
+
+impl PolicyConfig {
+    /// Reads, parses and checks the policy; the error names the file.
+    pub fn load(&self) -> Result<RegoPolicy, String> {
+        let shown = self.file.display();
+        let source = std::fs::read_to_string(&self.file)
+            .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
+        let mut builder = RegoPolicy::builder().module(shown.to_string(), source);
+        if let Some(rule) = &self.rule {
+            builder = builder.rule(rule.clone());
+        }
+        builder
+            .build()
+            .map_err(|e| format!("invalid Rego policy {shown}: {}", e.0))
     }
 }
 
@@ -220,6 +290,30 @@ mod tests {
         assert!(e.to_string().contains("catalog"), "{e}");
         let e = FileConfig::from_toml("[limits]\nmax_stepz = 1\n").expect_err("unknown");
         assert!(e.to_string().contains("max_stepz"), "{e}");
+    }
+
+    #[test]
+    fn policy_paths_are_relative_to_the_config_file() {
+        let dir = std::env::temp_dir().join(format!("codemode-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("c.toml");
+        let text = "[policy]\nfile = \"p/allow.rego\"\nrule = \"data.x.allow\"\n[telemetry]\nmetrics = true\n";
+        std::fs::write(&path, text).expect("write");
+        let c = FileConfig::read(&path).expect("valid");
+        let policy = c.policy.expect("a policy");
+        assert_eq!(policy.file, dir.join("p/allow.rego"));
+        assert_eq!(policy.rule.as_deref(), Some("data.x.allow"));
+        assert!(c.telemetry.metrics);
+        let absolute = format!("[policy]\nfile = {:?}\n", dir.join("abs.rego"));
+        std::fs::write(&path, absolute).expect("write");
+        let c = FileConfig::read(&path).expect("valid");
+        assert_eq!(c.policy.expect("a policy").file, dir.join("abs.rego"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let e = FileConfig::from_toml("[policy]\nrule = \"data.x.allow\"\n").expect_err("no file");
+        assert!(e.to_string().contains("file"), "{e}");
+        let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");
+        assert!(e.to_string().contains("metric"), "{e}");
+        assert!(!FileConfig::default().telemetry.metrics);
     }
 
     #[test]

@@ -9,13 +9,21 @@
 //! travels in the request's extensions to the handler's resolver. Without
 //! tokens every request is the local subject, and [`serve_http`] refuses a
 //! non-loopback address.
+//!
+//! With [`Metrics`] in the options, `GET /metrics` serves them in the
+//! Prometheus text format. It is behind the same two gates as `/mcp`: the
+//! `Host` allow-list (checked here as rmcp checks it, 403 otherwise) and,
+//! when tokens are configured, a valid bearer token (any subject's).
 
 use crate::config::HttpConfig;
 use crate::mcp::CodeModeServer;
+use crate::telemetry::{self, Metrics};
 use axum::extract::{Request, State};
+use axum::http::uri::Authority;
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use axum::Router;
 use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
 use rmcp::service::RequestContext;
@@ -89,6 +97,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; empty means no authentication.
     pub tokens: Vec<Token>,
+    /// Metrics to record tool calls in and serve at `/metrics`; `None`
+    /// serves no `/metrics`.
+    pub metrics: Option<Metrics>,
 }
 
 impl HttpOptions {
@@ -103,6 +114,7 @@ impl HttpOptions {
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
             tokens,
+            metrics: None,
         })
     }
 }
@@ -164,9 +176,66 @@ impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
     }
 }
 
-/// The axum router serving `service` at `/mcp`.
+/// The `Host` values accepted when none are configured (rmcp's default).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// A host name (lower case, without IPv6 brackets) and an optional port.
+fn authority_parts(authority: &Authority) -> (String, Option<u16>) {
+    let host = authority.host().trim_matches(['[', ']']);
+    (host.to_ascii_lowercase(), authority.port_u16())
+}
+
+/// Whether a `Host` header value is allowed: an entry without a port
+/// allows the host on any port, one with a port only on that port, and an
+/// empty list allows every host.
+fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let Some(Ok(authority)) = host.map(Authority::try_from) else {
+        return false;
+    };
+    let (host, port) = authority_parts(&authority);
+    allowed.iter().any(|entry| {
+        let entry = entry.trim();
+        let (name, entry_port) = match Authority::try_from(entry) {
+            Ok(a) => authority_parts(&a),
+            Err(_) => (entry.trim_matches(['[', ']']).to_ascii_lowercase(), None),
+        };
+        name == host && entry_port.is_none_or(|p| port == Some(p))
+    })
+}
+
+/// `GET /metrics`: the exposition, for allowed hosts only.
+async fn serve_metrics(
+    State((metrics, hosts)): State<(Metrics, Arc<Vec<String>>)>,
+    request: Request,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    if !host_allowed(host, &hosts) {
+        return (
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed",
+        )
+            .into_response();
+    }
+    (
+        [(header::CONTENT_TYPE, telemetry::CONTENT_TYPE)],
+        metrics.encode(),
+    )
+        .into_response()
+}
+
+/// The axum router serving `service` at `/mcp` (and `/metrics` when the
+/// options have metrics).
 pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
-    let handler = CodeModeServer::new(service, Arc::new(HttpSubject));
+    let mut handler = CodeModeServer::new(service, Arc::new(HttpSubject));
+    if let Some(metrics) = &options.metrics {
+        handler = handler.with_metrics(metrics.clone());
+    }
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -183,10 +252,17 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    let mut router = Router::new().nest_service("/mcp", mcp);
+    if let Some(metrics) = &options.metrics {
+        let hosts = match &options.allowed_hosts {
+            Some(hosts) => hosts.clone(),
+            None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+        };
+        let state = (metrics.clone(), Arc::new(hosts));
+        router = router.route("/metrics", get(serve_metrics).with_state(state));
+    }
     let tokens = Arc::new(options.tokens.clone());
-    Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(tokens, auth))
+    router.layer(middleware::from_fn_with_state(tokens, auth))
 }
 
 /// Listens on `addr` and serves until the process ends. Refuses a
@@ -213,6 +289,24 @@ pub async fn serve_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_match_like_rmcp() {
+        let loopback: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        assert!(host_allowed(Some("localhost:8080"), &loopback));
+        assert!(host_allowed(Some("LOCALHOST"), &loopback));
+        assert!(host_allowed(Some("127.0.0.1:1"), &loopback));
+        assert!(host_allowed(Some("[::1]:8080"), &loopback));
+        assert!(!host_allowed(Some("evil.example:8080"), &loopback));
+        assert!(!host_allowed(Some("localhost.evil.example"), &loopback));
+        assert!(!host_allowed(None, &loopback));
+        assert!(!host_allowed(Some("bad host"), &loopback));
+        let ported = vec!["mcp.example.com:443".to_string()];
+        assert!(host_allowed(Some("mcp.example.com:443"), &ported));
+        assert!(!host_allowed(Some("mcp.example.com:444"), &ported));
+        assert!(!host_allowed(Some("mcp.example.com"), &ported));
+        assert!(host_allowed(Some("anything"), &[]));
+    }
 
     #[test]
     fn tokens_match_by_digest() {

@@ -4,11 +4,14 @@
 //! [`catalogs::load`] builds the CodeMode service from built-in catalogs
 //! and manifests; [`config`] reads the TOML configuration; [`mcp`] exposes
 //! the service as exactly three MCP tools over stdio, [`http`] over
-//! stateless Streamable HTTP with bearer authentication; [`cli`] is the
-//! binary's command line.
+//! stateless Streamable HTTP with bearer authentication; [`telemetry`]
+//! counts and times tool calls for `/metrics`; [`cli`] is the binary's
+//! command line.
 
 pub mod catalogs;
 pub mod cli;
 pub mod config;
 pub mod http;
 pub mod mcp;
+pub mod telemetry;
+pub mod upstream;

@@ -1,16 +1,25 @@
 //! The `codemode` binary: `serve`, `run`, `search` and `describe` (see
 //! [`codemode_server::cli`]). Logs go to stderr only, filtered by
-//! `RUST_LOG` (default: warnings); a panicking handler is logged without
-//! its payload and never reaches stdout.
+//! `RUST_LOG` (default: warnings; rmcp never below info, since its debug
+//! and trace events carry whole requests and results); a panicking
+//! handler is logged without its payload and never reaches stdout.
 
 use clap::Parser;
 use codemode_server::cli::{self, Cli};
 use std::process::ExitCode;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    // rmcp logs whole requests (arguments, source) and results at debug and
+    // trace: never let it go below info.
+    if filter.max_level_hint() > Some(LevelFilter::INFO) {
+        if let Ok(cap) = "rmcp=info".parse() {
+            filter = filter.add_directive(cap);
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

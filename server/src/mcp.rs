@@ -10,9 +10,11 @@
 //! invalid-params error (-32602). A success is `structuredContent` plus one
 //! text item with the same JSON; a failure is `isError: true` with one text
 //! item holding the exact error text and no `structuredContent`. Each call
-//! gets a tracing span with the tool name, outcome and duration — never
-//! arguments, source or results.
+//! gets a tracing span `tool_call` with the tool name, outcome and duration
+//! in microseconds — never arguments, source or results — and, when the
+//! handler has [`Metrics`], is counted and timed there by tool and outcome.
 
+use crate::telemetry::{error_outcome, Metrics};
 use codemode_catalog::{CodeMode, Error, Subject, SubjectResolver};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -22,7 +24,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tracing::Instrument;
 
@@ -122,6 +124,16 @@ pub fn input_schema(property: &str) -> JsonObject {
 
 /// The tools as `tools/list` returns them.
 pub fn tools() -> Vec<Tool> {
+    built_tools().to_vec()
+}
+
+/// The tools, built once (rmcp looks a tool up on every HTTP call).
+fn built_tools() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(build_tools)
+}
+
+fn build_tools() -> Vec<Tool> {
     tool_table()
         .into_iter()
         .map(|(name, description, property, output)| {
@@ -159,12 +171,34 @@ pub type Resolver = Arc<dyn SubjectResolver<RequestContext<RoleServer>>>;
 pub struct CodeModeServer {
     service: CodeMode,
     resolver: Resolver,
+    metrics: Option<Metrics>,
 }
 
 impl CodeModeServer {
     /// A handler for `service` whose requests resolve through `resolver`.
     pub fn new(service: CodeMode, resolver: Resolver) -> CodeModeServer {
-        CodeModeServer { service, resolver }
+        CodeModeServer {
+            service,
+            resolver,
+            metrics: None,
+        }
+    }
+
+    /// This handler, counting and timing its calls in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> CodeModeServer {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Ends the span of a call and records it in the metrics.
+    fn finish(&self, span: &tracing::Span, tool: &str, outcome: &'static str, started: Instant) {
+        let elapsed = started.elapsed();
+        span.record("outcome", outcome);
+        span.record("duration_us", elapsed.as_micros() as u64);
+        tracing::info!(parent: span, "tool call finished");
+        if let Some(metrics) = &self.metrics {
+            metrics.record(tool, outcome, elapsed);
+        }
     }
 
     /// A handler with one fixed subject for every request (stdio).
@@ -230,7 +264,7 @@ impl ServerHandler for CodeModeServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|t| t.name == name)
+        built_tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
@@ -238,17 +272,29 @@ impl ServerHandler for CodeModeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let started = Instant::now();
         let tool = request.name.as_ref();
         let Some(property) = property_of(tool) else {
+            // The name is the client's: neither logged nor used as a label.
+            let span = tracing::info_span!(
+                "tool_call",
+                tool = "unknown",
+                outcome = tracing::field::Empty,
+                duration_us = tracing::field::Empty
+            );
+            self.finish(&span, "unknown", "invalid_params", started);
             return Err(McpError::invalid_params("unknown tool", None));
         };
-        let span = tracing::info_span!("tool_call", tool, outcome = tracing::field::Empty);
-        let started = Instant::now();
+        let span = tracing::info_span!(
+            "tool_call",
+            tool,
+            outcome = tracing::field::Empty,
+            duration_us = tracing::field::Empty
+        );
         let argument = match validate(request.arguments.as_ref(), property) {
             Ok(a) => a,
             Err(message) => {
-                span.record("outcome", "invalid_params");
-                tracing::info!(parent: &span, elapsed_us = started.elapsed().as_micros() as u64, "tool call rejected");
+                self.finish(&span, tool, "invalid_params", started);
                 return Err(McpError::invalid_params(message, None));
             }
         };
@@ -261,18 +307,16 @@ impl ServerHandler for CodeModeServer {
         }
         .instrument(span.clone())
         .await;
-        let elapsed_us = started.elapsed().as_micros() as u64;
         let result = match outcome {
             Ok(value) => {
-                span.record("outcome", "ok");
+                self.finish(&span, tool, "ok", started);
                 CallToolResult::structured(value)
             }
             Err(e) => {
-                span.record("outcome", "error");
+                self.finish(&span, tool, error_outcome(&e), started);
                 CallToolResult::error(vec![ContentBlock::text(e.to_string())])
             }
         };
-        tracing::info!(parent: &span, elapsed_us, "tool call finished");
         Ok(result.into())
     }
 }

@@ -19,6 +19,9 @@ fn the_example_config_states_the_defaults() {
     // Every limit the file sets is the default.
     assert_eq!(file.limits.to_config(), Config::default());
     assert_eq!(file.http.tokens.len(), 1);
+    // No extra policy and no /metrics unless enabled.
+    assert_eq!(file.policy, None);
+    assert!(!file.telemetry.metrics);
     // The digest really is the SHA-256 of the token the comment names.
     assert_eq!(
         file.http.tokens[0].sha256,

@@ -4,6 +4,8 @@
 //! and a text mirror, tool errors with the exact text and no structured
 //! content, and invalid params (-32602) for malformed arguments.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -94,58 +96,7 @@ fn failure(text: &str) -> Value {
 fn lists_exactly_three_tools() {
     let mut s = Server::start(&[]);
     let listed = s.request(2, "tools/list", json!({}));
-    let field = json!({
-        "type": "object",
-        "required": ["name", "type", "required"],
-        "additionalProperties": false,
-        "properties": {"name": {"type": "string"}, "type": {"type": "string"}, "required": {"type": "boolean"}}
-    });
-    let input = |p: &str| json!({"type": "object", "required": [p], "additionalProperties": false, "properties": {p: {"type": "string"}}});
-    let expected = json!({"tools": [
-        {
-            "name": "search_api",
-            "description": "Search enabled capabilities using task, resource, or exact-name vocabulary. Results are relevance-ranked. Pass the exact returned name to describe_api. If truncated is true and no result fits, submit a more specific task/resource query.",
-            "inputSchema": input("query"),
-            "outputSchema": {
-                "type": "object",
-                "required": ["results", "truncated"],
-                "additionalProperties": false,
-                "properties": {
-                    "results": {"type": "array", "items": {
-                        "type": "object",
-                        "required": ["name", "signature", "summary"],
-                        "additionalProperties": false,
-                        "properties": {"name": {"type": "string"}, "signature": {"type": "string"}, "summary": {"type": "string"}}
-                    }},
-                    "truncated": {"type": "boolean"}
-                }
-            }
-        },
-        {
-            "name": "describe_api",
-            "description": "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.",
-            "inputSchema": input("name"),
-            "outputSchema": {
-                "type": "object",
-                "required": ["name", "signature", "summary", "description", "input", "output"],
-                "additionalProperties": false,
-                "properties": {
-                    "name": {"type": "string"},
-                    "signature": {"type": "string"},
-                    "summary": {"type": "string"},
-                    "description": {"type": "string"},
-                    "input": {"type": "array", "items": field.clone()},
-                    "output": {"type": "array", "items": field}
-                }
-            }
-        },
-        {
-            "name": "execute",
-            "description": "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.",
-            "inputSchema": input("source"),
-            "outputSchema": {"type": "object", "required": ["result"], "additionalProperties": false, "properties": {"result": {}}}
-        }
-    ]});
+    let expected = json!({"tools": common::expected_tools()});
     assert_eq!(listed["result"], expected);
 }
 

@@ -1,6 +1,8 @@
 //! Catalog sources: the built-in catalogs (`demo`, `conformance`) and JSON
 //! manifests, and [`load`], which builds one [`CodeMode`] service from a
-//! list of them, exactly as every command of the binary does.
+//! list of them, exactly as every command of the binary does. [`sources`]
+//! gives the same capabilities, disabled IDs and policy unbuilt, for a
+//! catalog that upstream servers extend ([`crate::upstream`]).
 //!
 //! Each source brings its capabilities, the IDs it disables and its
 //! authorization policy, which rules on its own capabilities and allows the
@@ -12,8 +14,8 @@ pub mod conformance;
 pub mod demo;
 
 use codemode_catalog::{
-    AllowAll, AuthorizationRequest, Catalog, CodeMode, Config, Decision, Manifest, Policy,
-    PolicyError,
+    AllowAll, AuthorizationRequest, Capability, Catalog, CodeMode, Config, Decision, Manifest,
+    Policy, PolicyError,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -38,6 +40,33 @@ pub enum LoadError {
     Build(#[from] codemode_catalog::BuildError),
 }
 
+/// The capabilities of a list of sources, unbuilt.
+#[derive(Clone)]
+pub struct Sources {
+    /// Every capability of every source.
+    pub capabilities: Vec<Capability>,
+    /// The IDs to disable: the sources' own and the configured ones.
+    pub disabled: Vec<String>,
+    /// The combined policy of the sources.
+    pub policy: Arc<dyn Policy>,
+}
+
+impl Sources {
+    /// Builds the catalog of these sources plus `extra` capabilities.
+    pub fn build_with(
+        &self,
+        extra: impl IntoIterator<Item = Capability>,
+    ) -> Result<Catalog, codemode_catalog::BuildError> {
+        let mut builder = Catalog::builder()
+            .capabilities(self.capabilities.iter().cloned())
+            .capabilities(extra);
+        for id in &self.disabled {
+            builder = builder.disable(id.clone());
+        }
+        builder.build()
+    }
+}
+
 /// Builds the service over the catalogs named by `sources` (built-in names
 /// or manifest paths), with `disabled` IDs disabled on top of the sources'
 /// own, and `config`.
@@ -46,7 +75,16 @@ pub fn load(
     disabled: &[String],
     config: Config,
 ) -> Result<CodeMode, LoadError> {
-    let mut builder = Catalog::builder();
+    let parts = self::sources(sources, disabled)?;
+    let catalog = parts.build_with([])?;
+    Ok(CodeMode::with_config(catalog, parts.policy, config))
+}
+
+/// Reads the sources named (built-in names or manifest paths), with
+/// `disabled` IDs added to the sources' own.
+pub fn sources(sources: &[String], disabled: &[String]) -> Result<Sources, LoadError> {
+    let mut capabilities = Vec::new();
+    let mut all_disabled = Vec::new();
     let mut policies: Vec<Arc<dyn Policy>> = Vec::new();
     for source in sources {
         let (caps, own_disabled, policy): (_, Vec<&str>, Arc<dyn Policy>) = match source.as_str() {
@@ -67,17 +105,15 @@ pub fn load(
             }
         };
         policies.push(policy);
-        builder = builder.capabilities(caps);
-        for id in own_disabled {
-            builder = builder.disable(id);
-        }
+        capabilities.extend(caps);
+        all_disabled.extend(own_disabled.into_iter().map(str::to_string));
     }
-    for id in disabled {
-        builder = builder.disable(id.clone());
-    }
-    let catalog = builder.build()?;
-    let policy = AllPolicies(policies);
-    Ok(CodeMode::with_config(catalog, Arc::new(policy), config))
+    all_disabled.extend(disabled.iter().cloned());
+    Ok(Sources {
+        capabilities,
+        disabled: all_disabled,
+        policy: Arc::new(AllPolicies(policies)),
+    })
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest, LoadError> {
@@ -87,6 +123,12 @@ fn read_manifest(path: &Path) -> Result<Manifest, LoadError> {
         error,
     })?;
     Manifest::from_json(&text).map_err(|error| LoadError::Manifest { path: shown, error })
+}
+
+/// A policy that allows a call only when every one of `policies` allows
+/// it (a failure of any is a failure).
+pub fn all_of(policies: Vec<Arc<dyn Policy>>) -> Arc<dyn Policy> {
+    Arc::new(AllPolicies(policies))
 }
 
 /// Allows a call only when every policy allows it.

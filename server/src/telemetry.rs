@@ -1,0 +1,207 @@
+//! Telemetry of tool calls: metrics in the Prometheus text format.
+//!
+//! [`Metrics`] counts calls and records their durations by tool and
+//! outcome, on the official Prometheus client (`prometheus-client`):
+//! `codemode_tool_calls_total{tool, outcome}` and the histogram
+//! `codemode_tool_call_duration_seconds{tool, outcome}`. The tool label is
+//! one of the three tools (`unknown` for any other name, so a client cannot
+//! grow the label set); the outcome is `ok`, `invalid_params` or the error
+//! class of the fixed error text (`permission_denied`, `context_canceled`,
+//! …). Nothing else is recorded: never arguments, source, results or
+//! subjects. [`Metrics::encode`] renders the text exposition (version
+//! 0.0.4) that the HTTP listener serves at `/metrics` when the
+//! configuration enables it. The tracing span of each call lives in the
+//! adapter (`mcp`).
+
+use codemode_catalog::Error;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The `Content-Type` of the exposition.
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// Upper bounds of the duration buckets, in seconds (100 µs to 60 s).
+const BUCKETS: [f64; 18] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+
+/// The labels of one series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    tool: &'static str,
+    outcome: &'static str,
+}
+
+type Durations = Family<CallLabels, Histogram, fn() -> Histogram>;
+
+fn new_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+/// The metrics of one server; clones share them.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    durations: Durations,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// Empty metrics.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("codemode");
+        let calls = Family::<CallLabels, Counter>::default();
+        let durations: Durations = Family::new_with_constructor(new_histogram);
+        registry.register(
+            "tool_calls",
+            "MCP tool calls by tool and outcome",
+            calls.clone(),
+        );
+        registry.register(
+            "tool_call_duration_seconds",
+            "Duration of MCP tool calls by tool and outcome",
+            durations.clone(),
+        );
+        Metrics {
+            inner: Arc::new(Inner {
+                registry,
+                calls,
+                durations,
+            }),
+        }
+    }
+
+    /// Records one call of `tool` that ended with `outcome` after `elapsed`.
+    pub fn record(&self, tool: &str, outcome: &'static str, elapsed: Duration) {
+        let labels = CallLabels {
+            tool: tool_label(tool),
+            outcome,
+        };
+        self.inner.calls.get_or_create(&labels).inc();
+        self.inner
+            .durations
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// The Prometheus text exposition of every series.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ =
+            prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry);
+        text
+    }
+}
+
+/// The label of a tool name: one of the three tools, else `unknown`.
+fn tool_label(tool: &str) -> &'static str {
+    match tool {
+        "search_api" => "search_api",
+        "describe_api" => "describe_api",
+        "execute" => "execute",
+        _ => "unknown",
+    }
+}
+
+/// The outcome label of a tool error: its class, never its detail.
+pub fn error_outcome(error: &Error) -> &'static str {
+    match error {
+        Error::Unauthenticated => "unauthenticated",
+        Error::CapabilityNotFound => "capability_not_found",
+        Error::InvalidProgram(_) => "invalid_program",
+        Error::InvalidArguments(_) => "invalid_capability_arguments",
+        Error::PermissionDenied => "permission_denied",
+        Error::PolicyFailure => "authorization_policy_failure",
+        Error::ResourceLimitExceeded => "resource_limit_exceeded",
+        Error::CapabilityFailed(_) => "capability_failed",
+        Error::Canceled => "context_canceled",
+        Error::DeadlineExceeded => "context_deadline_exceeded",
+        Error::Internal => "internal_failure",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_durations_by_tool_and_outcome() {
+        let metrics = Metrics::new();
+        metrics.record("execute", "ok", Duration::from_micros(300));
+        metrics.record("execute", "ok", Duration::from_millis(2));
+        metrics.record(
+            "search_api",
+            error_outcome(&Error::ResourceLimitExceeded),
+            Duration::from_micros(50),
+        );
+        metrics.record("no such tool", "invalid_params", Duration::ZERO);
+        let text = metrics.encode();
+        for line in [
+            "# TYPE codemode_tool_calls_total counter",
+            "codemode_tool_calls_total{tool=\"execute\",outcome=\"ok\"} 2",
+            "codemode_tool_calls_total{tool=\"search_api\",outcome=\"resource_limit_exceeded\"} 1",
+            "codemode_tool_calls_total{tool=\"unknown\",outcome=\"invalid_params\"} 1",
+            "# TYPE codemode_tool_call_duration_seconds histogram",
+            "codemode_tool_call_duration_seconds_count{tool=\"execute\",outcome=\"ok\"} 2",
+            "codemode_tool_call_duration_seconds_bucket{tool=\"execute\",outcome=\"ok\",le=\"0.0005\"} 1",
+            "codemode_tool_call_duration_seconds_bucket{tool=\"execute\",outcome=\"ok\",le=\"0.0025\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line:?} missing in\n{text}");
+        }
+        assert!(!text.contains("no such tool"));
+    }
+
+    #[test]
+    fn every_error_has_a_distinct_outcome() {
+        let errors = [
+            Error::Unauthenticated,
+            Error::CapabilityNotFound,
+            Error::InvalidProgram(Some("detail".into())),
+            Error::InvalidArguments(None),
+            Error::PermissionDenied,
+            Error::PolicyFailure,
+            Error::ResourceLimitExceeded,
+            Error::CapabilityFailed(Some("public".into())),
+            Error::Canceled,
+            Error::DeadlineExceeded,
+            Error::Internal,
+        ];
+        let mut outcomes: Vec<_> = errors.iter().map(error_outcome).collect();
+        // Each outcome is the error text's class in snake case.
+        for (e, o) in errors.iter().zip(&outcomes) {
+            let class = e.to_string();
+            let class = class
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .replace(' ', "_");
+            assert_eq!(&class, o);
+        }
+        outcomes.sort_unstable();
+        outcomes.dedup();
+        assert_eq!(outcomes.len(), errors.len());
+    }
+}

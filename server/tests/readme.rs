@@ -1,0 +1,46 @@
+//! The README's example agent program, run through the built binary on the
+//! `demo` catalog: it must print exactly the result the README shows, so
+//! the documentation cannot drift from the code.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// The text between `start` and the next `end` after it.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("README lacks {start:?}"))
+        + start.len();
+    let len = text[from..]
+        .find(end)
+        .unwrap_or_else(|| panic!("README lacks {end:?}"));
+    &text[from..from + len]
+}
+
+#[test]
+fn the_readme_agent_program_prints_the_documented_result() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("read README.md");
+    let program = between(&readme, "```python\n", "```");
+    let documented = between(&readme, "One `execute` call returns\n`", "`");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["run", "--catalog", "demo", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn codemode run");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(program.as_bytes())
+        .expect("write program");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).expect("utf-8"),
+        format!("{documented}\n")
+    );
+}
