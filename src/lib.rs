@@ -49,3 +49,9 @@ pub use codemode_catalog as catalog;
 pub use codemode_lang as lang;
 pub use codemode_server as server;
 pub use codemode_vm as vm;
+
+/// The README's Rust examples, compiled and run as doc tests so that the
+/// documentation cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
