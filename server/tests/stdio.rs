@@ -7,65 +7,17 @@
 mod common;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
+/// The shared stdio harness, plus a `tools/call` shorthand.
+struct Server(common::StdioServer);
 
 impl Server {
     fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
-            .arg("serve")
-            .args(args)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn codemode serve");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut server = Server {
-            child,
-            stdin,
-            stdout,
-        };
-        let init = server.request(
-            1,
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"}
-            }),
-        );
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
-        assert_eq!(init["result"]["capabilities"], json!({"tools": {}}));
-        assert_eq!(init["result"]["serverInfo"]["name"], "codemode");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("write");
-        self.stdin.flush().expect("flush");
+        Server(common::StdioServer::start(args, &[]))
     }
 
     fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "server closed stdout");
-            let message: Value = serde_json::from_str(&line).expect("one JSON message per line");
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
+        self.0.request(id, method, params)
     }
 
     fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
@@ -74,13 +26,6 @@ impl Server {
             "tools/call",
             json!({"name": tool, "arguments": arguments}),
         )
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -7,10 +7,12 @@
 //! unavailable upstream, and — on a long-running `serve` — restart after a
 //! crash and a tool list change.
 
+mod common;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CODEMODE: &str = env!("CARGO_BIN_EXE_codemode");
@@ -444,65 +446,25 @@ fn the_readme_upstream_config_is_valid() {
     }
 }
 
-/// `codemode serve` over stdio, spoken to in raw JSON-RPC.
+/// `codemode serve` over stdio (the shared harness), with the fixture's
+/// log path in its environment and request ids counted from 2.
 struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    inner: common::StdioServer,
     next_id: i64,
 }
 
 impl Server {
     fn start(args: &[&str], log: &Path) -> Server {
-        let mut child = Command::new(CODEMODE)
-            .arg("serve")
-            .args(args)
-            .env("FIXTURE_LOG", log)
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn codemode serve");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut server = Server {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        };
-        let init = server.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"}
-            }),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "codemode");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("write");
-        self.stdin.flush().expect("flush");
+        Server {
+            inner: common::StdioServer::start(args, &[("FIXTURE_LOG", log.as_os_str())]),
+            next_id: 2,
+        }
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "server closed stdout");
-            let message: Value = serde_json::from_str(&line).expect("one JSON message per line");
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
+        self.inner.request(id, method, params)
     }
 
     /// The tool result: `Ok(structuredContent)` or `Err(error text)`.
@@ -525,13 +487,6 @@ impl Server {
     fn execute(&mut self, source: &str) -> Result<Value, String> {
         self.tool("execute", "source", source)
             .map(|v| v["result"].clone())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -1,7 +1,88 @@
-//! What every MCP test checks the same way: the exact `tools/list` entries
-//! of the specification (descriptions, input and output schemas).
+//! What the MCP tests share: the exact `tools/list` entries of the
+//! specification (descriptions, input and output schemas), and
+//! [`StdioServer`], `codemode serve` on stdio spoken to in raw JSON-RPC.
+//! Each test crate uses part of it.
+#![allow(dead_code)]
 
 use serde_json::{json, Value};
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// `codemode serve ARGS` on stdio, initialized, one JSON message per line;
+/// killed when dropped.
+pub struct StdioServer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl StdioServer {
+    /// Starts the server with `args` and extra environment `env`, and runs
+    /// the initialize handshake (request id 1).
+    pub fn start(args: &[&str], env: &[(&str, &OsStr)]) -> StdioServer {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codemode"));
+        command.arg("serve").args(args).env_remove("RUST_LOG");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn codemode serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut server = StdioServer {
+            child,
+            stdin,
+            stdout,
+        };
+        let init = server.request(
+            1,
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}
+            }),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(init["result"]["capabilities"], json!({"tools": {}}));
+        assert_eq!(init["result"]["serverInfo"]["name"], "codemode");
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// Writes one message.
+    pub fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and returns the response with its `id`, skipping
+    /// any other message.
+    pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(n > 0, "server closed stdout");
+            let message: Value = serde_json::from_str(&line).expect("one JSON message per line");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 /// The three tools exactly as `tools/list` must return them.
 pub fn expected_tools() -> Value {
