@@ -5,21 +5,8 @@
 
 mod common;
 
-use codemode_vm::{execute, Data, ExecError, LimitKind, Limits};
-use common::NoHost;
-
-fn run(body: &str) -> Result<Data, ExecError<()>> {
-    let src = format!("def main():\n{body}\n");
-    execute(&src, &[], &NoHost, &Limits::default(), None)
-}
-
-/// The JSON of `main`'s result for `return EXPR`.
-fn ok(expr: &str) -> String {
-    match run(&format!("    return {expr}")) {
-        Ok(d) => d.to_json_string(),
-        Err(e) => panic!("{expr}: unexpected error {e:?}"),
-    }
-}
+use codemode_vm::{execute, ExecError, LimitKind, Limits};
+use common::{json_of as ok, run_main as run, NoHost};
 
 /// The runtime error message (without position) of `return EXPR`.
 fn err(expr: &str) -> String {

@@ -9,21 +9,8 @@
 
 mod common;
 
-use codemode_vm::{execute, Data, ExecError, Limits};
-use common::NoHost;
-
-fn run(body: &str) -> Result<Data, ExecError<()>> {
-    let src = format!("def main():\n{body}\n");
-    execute(&src, &[], &NoHost, &Limits::default(), None)
-}
-
-/// `main`'s result for `return EXPR`, as compact JSON.
-fn json_of(expr: &str) -> String {
-    match run(&format!("    return {expr}")) {
-        Ok(d) => d.to_json_string(),
-        Err(e) => panic!("{expr}: unexpected error {e:?}"),
-    }
-}
+use codemode_vm::{Data, ExecError};
+use common::{json_of, run_main as run};
 
 /// `main`'s result for `return EXPR`, which must be a string.
 fn text_of(expr: &str) -> String {

@@ -1,6 +1,6 @@
 //! Shared by the VM's integration tests.
 
-use codemode_vm::{Data, Host, HostCall};
+use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
 
 /// A host for programs that call no capabilities: any call fails.
 pub struct NoHost;
@@ -9,5 +9,22 @@ impl Host for NoHost {
     type Error = ();
     fn call(&self, _call: HostCall<'_>) -> Result<Data, ()> {
         Err(())
+    }
+}
+
+/// Runs a program whose `main` has `body` (indented lines) under the
+/// default limits.
+#[allow(dead_code)] // not every test crate uses it
+pub fn run_main(body: &str) -> Result<Data, ExecError<()>> {
+    let src = format!("def main():\n{body}\n");
+    execute(&src, &[], &NoHost, &Limits::default(), None)
+}
+
+/// `main`'s result for `return EXPR`, as compact JSON; an error panics.
+#[allow(dead_code)] // not every test crate uses it
+pub fn json_of(expr: &str) -> String {
+    match run_main(&format!("    return {expr}")) {
+        Ok(d) => d.to_json_string(),
+        Err(e) => panic!("{expr}: unexpected error {e:?}"),
     }
 }
