@@ -141,6 +141,47 @@ impl Hasher for FxHasher {
 
 type Map<'k, V> = HashMap<&'k str, V, SeededHash>;
 
+/// The predeclared or universal names, searched by name. A short list is
+/// scanned (each name is looked up once per program, then memoized), which
+/// costs less than building a table for every program; a long one gets a
+/// table on the first lookup, so no lookup costs more than [`NameList::SCAN`]
+/// comparisons.
+struct NameList<'n> {
+    names: &'n [&'n str],
+    table: Option<Map<'n, u32>>,
+    hash: SeededHash,
+}
+
+impl<'n> NameList<'n> {
+    /// The longest list that is scanned.
+    const SCAN: usize = 64;
+
+    fn new(names: &'n [&'n str], hash: SeededHash) -> Self {
+        NameList {
+            names,
+            table: None,
+            hash,
+        }
+    }
+
+    /// The index of the first occurrence of `name`.
+    fn get(&mut self, name: &str) -> Option<u32> {
+        if self.names.len() <= Self::SCAN {
+            return self.names.iter().position(|&n| n == name).map(|i| i as u32);
+        }
+        let (names, hash) = (self.names, self.hash);
+        let table = self.table.get_or_insert_with(|| {
+            let mut map = Map::with_capacity_and_hasher(names.len(), hash);
+            for (i, &n) in names.iter().enumerate() {
+                // The first occurrence wins, as a scan would.
+                map.entry(n).or_insert(i as u32);
+            }
+            map
+        });
+        table.get(name).copied()
+    }
+}
+
 /// What a binding is, as starlark-go classifies it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -227,8 +268,8 @@ struct Func<'a> {
 struct Resolver<'a, 'n> {
     source: &'a str,
     hash: SeededHash,
-    predeclared: Map<'n, u32>,
-    universal: Map<'n, u32>,
+    predeclared: NameList<'n>,
+    universal: NameList<'n>,
     blocks: Vec<Block<'a>>,
     /// The names bound in each block, plus (in the final pass) memoized
     /// lookups of outer names, as starlark-go memoizes them: the "did you
@@ -260,14 +301,6 @@ struct Resolver<'a, 'n> {
 impl<'a, 'n> Resolver<'a, 'n> {
     fn new(source: &'a str, names: &Names<'n>) -> Self {
         let hash = SeededHash(RandomState::new().hash_one(0x5eed_u64));
-        let index = |list: &[&'n str]| {
-            let mut map = Map::with_capacity_and_hasher(list.len(), hash);
-            for (i, &name) in list.iter().enumerate() {
-                // The first occurrence wins, as a linear search would.
-                map.entry(name).or_insert(i as u32);
-            }
-            map
-        };
         // Sizes from the source length (about one identifier per eight
         // bytes in real programs) save reallocating while walking.
         let expected = source.len();
@@ -282,8 +315,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
         Resolver {
             source,
             hash,
-            predeclared: index(names.predeclared),
-            universal: index(names.universal),
+            predeclared: NameList::new(names.predeclared, hash),
+            universal: NameList::new(names.universal, hash),
             blocks,
             bindings: HashMap::with_capacity_and_hasher(expected / 16, hash),
             env: FILE,
@@ -1043,13 +1076,13 @@ impl<'a, 'n> Resolver<'a, 'n> {
         let (kind, index) = match self.builtins.entry(name) {
             Entry::Occupied(e) => return *e.get(),
             Entry::Vacant(_) => {
-                if let Some(&i) = self.predeclared.get(name) {
+                if let Some(i) = self.predeclared.get(name) {
                     (Kind::Predeclared, i)
                 } else if name == "set" {
                     // Reserved: never available, whatever the universe says.
                     self.error(pos, || NO_SETS.into());
                     (Kind::Undefined, 0)
-                } else if let Some(&i) = self.universal.get(name) {
+                } else if let Some(i) = self.universal.get(name) {
                     (Kind::Universal, i)
                 } else {
                     if self.error.is_none() {

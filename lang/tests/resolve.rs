@@ -307,6 +307,41 @@ fn predeclared_shadows_universal_and_globals_shadow_both() {
 }
 
 #[test]
+fn long_name_lists_resolve_to_the_first_occurrence() {
+    // Up to 64 names the resolver scans the list; past that it indexes
+    // it. Both give the index of a name's first occurrence.
+    let mut long: Vec<String> = (0..200).map(|i| format!("root{i}")).collect();
+    long.extend(["root7".to_string(), "len".to_string()]);
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let short = ["a", "len", "b", "len"];
+    let cases: [(&[&str], &str, &[(&str, u32)]); 2] = [
+        (
+            &long,
+            "def main():\n    return len([root7, root199])\n",
+            &[("len", 201), ("root7", 7), ("root199", 199)],
+        ),
+        (
+            &short,
+            "def main():\n    return len([a, b])\n",
+            &[("len", 1), ("b", 2)],
+        ),
+    ];
+    for (predeclared, src, expected) in cases {
+        let arena = Bump::new();
+        let names = Names {
+            predeclared,
+            universal: UNIVERSE,
+        };
+        let m = check(&arena, src, &names).expect("resolves");
+        for &(name, index) in expected {
+            assert_eq!(bindings(m, name), [Predeclared(index)], "{name}");
+        }
+        let err = check(&arena, "def main():\n    return nope\n", &names).unwrap_err();
+        assert_eq!(err.message, "undefined: nope");
+    }
+}
+
+#[test]
 fn globals_may_be_used_before_their_definition() {
     let src = "def main():\n    return helper()\n\ndef helper():\n    return limit\n\nlimit = 7\n";
     with_module(src, |m| {
