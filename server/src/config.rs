@@ -2,8 +2,9 @@
 //! capability IDs, limits, the Rego policy, the HTTP transport (allowed
 //! hosts and origins, bearer tokens as SHA-256 digests), telemetry and
 //! upstream MCP servers ([`crate::upstream::config`]). Unknown keys are errors that name the key; every field is optional and
-//! command-line flags override it. A relative policy path is resolved
-//! against the directory of the configuration file.
+//! command-line flags override it. Relative paths in the file (manifests,
+//! the policy, an upstream's `cwd`) are resolved against the directory of
+//! the configuration file.
 //!
 //! ```toml
 //! catalogs = ["demo", "conformance", "my-manifest.json"]
@@ -178,10 +179,21 @@ impl FileConfig {
         })?;
         let mut config = FileConfig::from_toml(&text)
             .map_err(|error| ConfigError::Parse { path: shown, error })?;
+        // Paths in the file are relative to the file, wherever the server
+        // is started from.
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let beside = |p: &Path| if p.is_relative() { dir.join(p) } else { p.to_path_buf() };
         if let Some(policy) = &mut config.policy {
-            if policy.file.is_relative() {
-                let dir = path.parent().unwrap_or(Path::new(""));
-                policy.file = dir.join(&policy.file);
+            policy.file = beside(&policy.file);
+        }
+        for source in config.catalogs.iter_mut().flatten() {
+            if !crate::catalogs::BUILTIN.contains(&source.as_str()) {
+                *source = beside(Path::new(source.as_str())).to_string_lossy().into_owned();
+            }
+        }
+        for upstream in &mut config.upstream {
+            if let Some(cwd) = &mut upstream.cwd {
+                *cwd = beside(cwd);
             }
         }
         Ok(config)
@@ -293,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn policy_paths_are_relative_to_the_config_file() {
+    fn paths_are_relative_to_the_config_file() {
         let dir = std::env::temp_dir().join(format!("codemode-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join("c.toml");
@@ -308,6 +320,14 @@ mod tests {
         std::fs::write(&path, absolute).expect("write");
         let c = FileConfig::read(&path).expect("valid");
         assert_eq!(c.policy.expect("a policy").file, dir.join("abs.rego"));
+        let text = "catalogs = [\"demo\", \"m/one.json\", \"/abs/two.json\"]\n\
+            [[upstream]]\nname = \"up\"\ncommand = [\"srv\"]\ncwd = \"work\"\n";
+        std::fs::write(&path, text).expect("write");
+        let c = FileConfig::read(&path).expect("valid");
+        let one = dir.join("m/one.json").to_string_lossy().into_owned();
+        let catalogs = c.catalogs.expect("catalogs");
+        assert_eq!(catalogs, ["demo", one.as_str(), "/abs/two.json"]);
+        assert_eq!(c.upstream[0].cwd.as_deref(), Some(dir.join("work").as_path()));
         let _ = std::fs::remove_dir_all(&dir);
         let e = FileConfig::from_toml("[policy]\nrule = \"data.x.allow\"\n").expect_err("no file");
         assert!(e.to_string().contains("file"), "{e}");
