@@ -161,6 +161,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             cells: bump.alloc_slice_copy(&cells),
             freevars: bump.alloc_slice_copy(&freevars),
             active: Cell::new(false),
+            fast_arity: params.fast_arity(&cells),
         };
         Ok(bump.alloc(code))
     }
@@ -171,9 +172,37 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         if self.instrs.len() >= u32::MAX as usize {
             return Err(too_large(pos));
         }
+        let i = self.with_int_operand(i);
         self.instrs.push(i);
         self.positions.push(pos);
         Ok(self.instrs.len() - 1)
+    }
+
+    /// `i` in its int-operand form when its `b` is a small int constant
+    /// (see [`Instr::with_int_operand`]).
+    fn with_int_operand(&self, i: Instr) -> Instr {
+        use Instr::*;
+        let b = match i {
+            Add { b, .. }
+            | Sub { b, .. }
+            | Mul { b, .. }
+            | Mod { b, .. }
+            | InplaceAdd { b, .. }
+            | Eq { b, .. }
+            | Ne { b, .. }
+            | Lt { b, .. }
+            | Le { b, .. }
+            | Gt { b, .. }
+            | Ge { b, .. } => b,
+            _ => return i,
+        };
+        if b & RK_CONST == 0 {
+            return i;
+        }
+        match self.consts.get((b & !RK_CONST) as usize) {
+            Some(Value::Int(k)) => i.with_int_operand(*k).unwrap_or(i),
+            _ => i,
+        }
     }
 
     fn here(&self) -> u32 {
@@ -314,7 +343,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 // Inverted loop: the test sits at the bottom and jumps back
                 // into the body, so an iteration costs no extra jump.
                 let src = self.operand_reg(iter)?;
-                let it = self.temp(pos)?;
+                let it = self.temps(ITER_REGS, pos)?;
                 self.emit(Instr::IterStart { dst: it, src }, pos)?;
                 let before = self.bound.clone();
                 let direct = self.plain_local(vars);
@@ -1000,7 +1029,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             } => {
                 let mark = self.next_reg;
                 let src = self.operand_reg(iter)?;
-                let it = self.temp(*for_pos)?;
+                let it = self.temps(ITER_REGS, *for_pos)?;
                 self.emit(Instr::IterStart { dst: it, src }, *for_pos)?;
                 let direct = self.plain_local(vars);
                 let dst = match direct {

@@ -7,7 +7,11 @@
 //! with `key=`, ...) re-enter the loop, and that nesting is bounded by
 //! [`MAX_REENTRY`]. Steps are drawn from the budget in batches: the loop
 //! keeps the current batch in a local and hands it back to the budget
-//! around every call out of the loop.
+//! around every call out of the loop. The common cases of the common
+//! instructions (int arithmetic and comparisons, jumps, range loops, plain
+//! calls and returns, builtin calls with a few arguments, list appends,
+//! dict gets and sets) run in a smaller loop (the `fast` module), which
+//! hands everything else back to the general one.
 
 use crate::budget::Budget;
 use crate::builtins::{self, Args, BuiltinFn};
@@ -20,6 +24,9 @@ use crate::value::*;
 use codemode_lang::ast::{BinOp, Pos, UnaryOp};
 use std::any::Any;
 use std::cell::Cell;
+
+mod fast;
+use fast::LoopState;
 
 /// The most Starlark frames that may be active at once.
 pub const MAX_FRAMES: usize = 1000;
@@ -140,6 +147,76 @@ impl<'h> Thread<'h> {
             }
         }
         r
+    }
+
+    /// Enters `func` on the quickest path ([`Code::fast_arity`], which the
+    /// caller has checked equals `n`, as it has checked recursion and the
+    /// frame limit): copies the `n` arguments at `args` into the callee's
+    /// first registers at `new_base`, resets its other locals, and pushes
+    /// its frame.
+    ///
+    /// # Safety
+    ///
+    /// `self.stack` holds at least `new_base + func.code.nregs` values, and
+    /// `args..args + n` is inside the caller's registers (below `new_base`).
+    #[inline(always)]
+    unsafe fn push_fast_frame(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        args: usize,
+        n: u16,
+        new_base: usize,
+        ret: Reg,
+    ) {
+        let callee = func.code;
+        let n = n as usize;
+        let nregs = callee.nregs as usize;
+        // Only locals are reset: the compiler writes every temporary before
+        // reading it.
+        let nlocals = callee.local_names.len().min(nregs);
+        // SAFETY: by the contract above, and `n == fast_arity <= nregs`
+        // (`verify` checks the latter).
+        unsafe {
+            let p = self.stack.as_mut_ptr();
+            let from = p.add(args);
+            let to = p.add(new_base);
+            // (Few arguments are copied one by one: `copy_nonoverlapping`
+            // of an unknown length calls `memcpy`.)
+            match n {
+                0 => {}
+                1 => to.write(from.read()),
+                2 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                }
+                3 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                    to.add(2).write(from.add(2).read());
+                }
+                _ => std::ptr::copy_nonoverlapping(from, to, n),
+            }
+            let mut i = n;
+            while i < nlocals {
+                to.add(i).write(Value::Unbound);
+                i += 1;
+            }
+        }
+        callee.active.set(true);
+        self.frames.push(Frame {
+            code: callee,
+            func: Some(func),
+            pc: 0,
+            base: new_base,
+            ret,
+            iters: self.iters.len(),
+        });
+    }
+
+    /// Where the current frame's registers start in the stack.
+    #[inline(always)]
+    fn frame_base(&self) -> usize {
+        self.frames.last().map_or(0, |f| f.base)
     }
 
     /// Pushes a frame for `code` whose registers start at `base`.
@@ -584,11 +661,6 @@ impl<'h> Thread<'h> {
                     index: Cell::new(0),
                 }
             }
-            Value::Range(r) => IterObj::Range {
-                next: Cell::new(r.start),
-                remaining: Cell::new(r.len()),
-                step: r.step,
-            },
             _ => {
                 return Err(Error::msg(format!(
                     "{} value is not iterable",
@@ -609,25 +681,27 @@ impl<'h> Thread<'h> {
 
     /// The dispatch loop. The current batch of steps lives in the local
     /// `fuel` (a register, not memory) and goes back to the budget on every
-    /// way out of the loop and around every call out of it.
+    /// way out of the loop and around every call out of it. An instruction
+    /// costs one decrement of `fuel` and a sign test.
     fn run_loop(&mut self, stop: usize) -> Result<Value<'h>> {
         let budget = self.budget;
-        let mut fuel = budget.take_fuel();
+        let mut fuel = budget.take_fuel() as i64;
         let heap = self.heap;
-        let mut frame_idx = self.frames.len() - 1;
-        let (mut code, mut base, mut pc) = {
-            let f = &self.frames[frame_idx];
+        let (mut code, base, start_pc) = {
+            let f = &self.frames[self.frames.len() - 1];
             (f.code, f.base, f.pc)
         };
-        let mut instrs = code.instrs;
-        let mut consts = code.consts;
-        // The current function's captured cells (none at the top level).
-        let cells_of = |f: Option<&'h FunctionObj<'h>>| f.map_or(&[][..], |f| f.freevars);
-        let mut freevars = cells_of(self.frames[frame_idx].func);
+        // The next instruction. Invariant: it points into `code.instrs` (or
+        // one past an instruction that was just dispatched); `verify` proved
+        // every jump target in range and that the code ends in an
+        // unconditional return or jump, so it never runs past the end.
+        // SAFETY: a frame's saved `pc` is within its code.
+        let mut ip: *const Instr = unsafe { code.instrs.as_ptr().add(start_pc) };
         let mut positional: Vec<Value<'h>> = Vec::new();
         let mut named: Vec<(&'h str, Value<'h>)> = Vec::new();
         // The current frame's registers. Invariant: `self.stack.len() >=
-        // base + code.nregs` while the frame runs, and `regs` is
+        // base + code.nregs` while the frame runs (`base` being the current
+        // frame's, [`Thread::frame_base`]), and `regs` is
         // `self.stack[base..]`'s start; `sync!` re-derives it after anything
         // that may reallocate the stack (pushing a frame, returning, and any
         // call out of the loop). Every operand was proved in range by
@@ -637,8 +711,9 @@ impl<'h> Thread<'h> {
         macro_rules! sync {
             () => {
                 // SAFETY: `self.stack.len() >= base + code.nregs` (the
-                // invariant above), so `base` is within the allocation.
-                regs = unsafe { self.stack.as_mut_ptr().add(base) }
+                // invariant above), so the frame's base is within the
+                // allocation.
+                regs = unsafe { self.stack.as_mut_ptr().add(self.frame_base()) }
             };
         }
         macro_rules! reg {
@@ -650,7 +725,7 @@ impl<'h> Thread<'h> {
         macro_rules! konst {
             ($k:expr) => {
                 // SAFETY: `verify` proved every constant index in range.
-                *unsafe { consts.get_unchecked($k as usize) }
+                *unsafe { code.consts.get_unchecked($k as usize) }
             };
         }
         macro_rules! rk {
@@ -671,18 +746,42 @@ impl<'h> Thread<'h> {
                 let op = $op;
                 if op & RK_CONST != 0 {
                     // SAFETY: as in `konst!`.
-                    unsafe { consts.get_unchecked((op & !RK_CONST) as usize) }
+                    unsafe { code.consts.get_unchecked((op & !RK_CONST) as usize) }
                 } else {
                     // SAFETY: as in `reg!`.
                     unsafe { &*regs.add(op as usize) }
                 }
             }};
         }
+        // The index of the next instruction.
+        macro_rules! pc {
+            () => {
+                // SAFETY: `ip` points into (or one past the end of)
+                // `code.instrs`.
+                unsafe { ip.offset_from(code.instrs.as_ptr()) as usize }
+            };
+        }
+        // Continues at instruction `to`.
+        macro_rules! goto {
+            ($to:expr) => {
+                // SAFETY: `verify` proved every jump target in range.
+                ip = unsafe { code.instrs.as_ptr().add($to as usize) }
+            };
+        }
+        // Saves the current frame's resume point (before a call).
+        macro_rules! save_pc {
+            ($pc:expr) => {
+                if let Some(f) = self.frames.last_mut() {
+                    f.pc = $pc;
+                }
+            };
+        }
         macro_rules! fail {
             ($e:expr) => {{
                 let e: Error = $e;
-                budget.put_fuel(fuel);
-                self.frames[frame_idx].pc = pc;
+                budget.put_fuel(fuel as u64);
+                let pc = pc!();
+                save_pc!(pc);
                 return Err(e.at(code.positions[pc - 1]));
             }};
         }
@@ -697,9 +796,9 @@ impl<'h> Thread<'h> {
         // Hands the batch of steps back around a call out of the loop.
         macro_rules! out {
             ($e:expr) => {{
-                budget.put_fuel(fuel);
+                budget.put_fuel(fuel as u64);
                 let r = $e;
-                fuel = budget.take_fuel();
+                fuel = budget.take_fuel() as i64;
                 sync!();
                 r
             }};
@@ -707,62 +806,115 @@ impl<'h> Thread<'h> {
         // Continues the loop in the frame just pushed for `func`.
         macro_rules! switch_to_callee {
             ($func:expr, $new_base:expr) => {{
-                frame_idx = self.frames.len() - 1;
                 code = $func.code;
-                freevars = $func.freevars;
-                base = $new_base;
-                pc = 0;
-                instrs = code.instrs;
-                consts = code.consts;
-                sync!();
+                ip = code.instrs.as_ptr();
+                // SAFETY: the frame just pushed starts at `$new_base` and
+                // the stack holds its registers.
+                regs = unsafe { self.stack.as_mut_ptr().add($new_base) };
                 continue;
             }};
         }
         macro_rules! arith {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                let fast: Option<Value<'h>> = match (rk_ref!($a), rk_ref!($b)) {
-                    (Value::Int(i), Value::Int(j)) => $fast(*i, *j),
-                    _ => None,
-                };
-                let v = match fast {
-                    Some(v) => v,
-                    None => tri!(ops::binary(heap, $op, rk!($a), rk!($b))),
-                };
+                // The int result is stored in its own branch: storing a
+                // merged `Value` copies its padding too.
+                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
+                    if let Some(r) = $fast(*i, *j) {
+                        reg!($dst) = Value::Int(r);
+                        continue;
+                    }
+                }
+                let v = tri!(ops::binary(heap, $op, rk!($a), rk!($b)));
                 reg!($dst) = v;
+            }};
+        }
+        // The int-operand forms: `r[a]` against the int `k`.
+        macro_rules! arith_int {
+            ($dst:expr, $a:expr, $k:expr, $fast:expr, $slow:expr) => {{
+                if let Value::Int(i) = reg!($a) {
+                    if let Some(r) = $fast(i, $k as i64) {
+                        reg!($dst) = Value::Int(r);
+                        continue;
+                    }
+                }
+                let v = tri!($slow(heap, reg!($a), Value::Int($k as i64)));
+                reg!($dst) = v;
+            }};
+        }
+        macro_rules! cmp_int {
+            ($dst:expr, $a:expr, $k:expr, $op:expr, $fast:expr) => {{
+                if let Value::Int(i) = reg!($a) {
+                    reg!($dst) = Value::Bool($fast(&i, &($k as i64)));
+                    continue;
+                }
+                let v = tri!(ops::compare($op, reg!($a), Value::Int($k as i64)));
+                reg!($dst) = Value::Bool(v);
             }};
         }
         macro_rules! cmp {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                let fast: Option<bool> = match (rk_ref!($a), rk_ref!($b)) {
-                    (Value::Int(i), Value::Int(j)) => Some($fast(i, j)),
-                    _ => None,
-                };
-                let v = match fast {
-                    Some(v) => v,
-                    None => tri!(ops::compare($op, rk!($a), rk!($b))),
-                };
+                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
+                    reg!($dst) = Value::Bool($fast(i, j));
+                    continue;
+                }
+                let v = tri!(ops::compare($op, rk!($a), rk!($b)));
                 reg!($dst) = Value::Bool(v);
             }};
         }
 
         loop {
-            if fuel == 0 {
+            // The common cases run in the fast path, which hands back the
+            // first instruction it leaves to this loop. It is not entered
+            // for an instruction it would hand straight back (a call of a
+            // capability, a `def`, ...), which saves the round trip between
+            // instructions that all run here.
+            // SAFETY: `ip` points at an instruction (its invariant).
+            let leave_here = match *unsafe { &*ip } {
+                Instr::Call { base: b, .. } => {
+                    !matches!(reg!(b), Value::Function(_) | Value::Builtin(_))
+                }
+                Instr::StoreGlobal { .. }
+                | Instr::InplaceOr { .. }
+                | Instr::IterStart { .. }
+                | Instr::GetAttr { .. }
+                | Instr::SetAttr { .. }
+                | Instr::Slice { .. }
+                | Instr::MakeFunction { .. }
+                | Instr::Load
+                | Instr::Unpack { .. } => true,
+                _ => false,
+            };
+            if !leave_here {
+                let st = LoopState {
+                    code,
+                    ip,
+                    regs,
+                    fuel,
+                };
+                let (st, r) = self.run_fast(st, stop);
+                (code, ip, regs, fuel) = (st.code, st.ip, st.regs, st.fuel);
+                if let Err(e) = r {
+                    fail!(e)
+                }
+            }
+            let at = ip;
+            // SAFETY: `ip` points at an instruction (its invariant), so one
+            // past it is at most one past the end of `instrs`.
+            ip = unsafe { ip.add(1) };
+            fuel -= 1;
+            if fuel < 0 {
                 fuel = match budget.draw_steps() {
-                    Ok(f) => f,
+                    Ok(f) => f as i64 - 1,
                     Err(e) => {
-                        pc += 1;
+                        fuel = 0;
                         fail!(e)
                     }
                 };
             }
-            fuel -= 1;
-            let at = pc;
-            pc += 1;
             // Matching the place (not a copy of the 12-byte instruction)
             // loads only the fields each arm uses.
-            // SAFETY: `verify` proved every jump target in range and that the
-            // code ends in an unconditional return or jump.
-            match *unsafe { instrs.get_unchecked(at) } {
+            // SAFETY: `ip` pointed at an instruction (its invariant).
+            match *unsafe { &*at } {
                 Instr::Move { dst, src } => reg!(dst) = reg!(src),
                 Instr::Const { dst, k } => reg!(dst) = konst!(k),
                 Instr::CheckBound { reg, name } => {
@@ -804,6 +956,10 @@ impl<'h> Thread<'h> {
                     c.value.set(reg!(src));
                 }
                 Instr::LoadFree { dst, idx } => {
+                    let freevars = match self.frames.last().and_then(|f| f.func) {
+                        Some(f) => f.freevars,
+                        None => &[],
+                    };
                     let Some(cell) = freevars.get(idx as usize) else {
                         fail!(Error::msg("internal error: free variable at top level"))
                     };
@@ -821,7 +977,10 @@ impl<'h> Thread<'h> {
                     // overflow) in `ops`.
                     let v = match (rk_ref!(a), rk_ref!(b)) {
                         (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
-                            Some(s) => Value::Int(s),
+                            Some(s) => {
+                                reg!(dst) = Value::Int(s);
+                                continue;
+                            }
                             None => tri!(ops::binary(heap, BinOp::Add, rk!(a), rk!(b))),
                         },
                         (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
@@ -834,7 +993,10 @@ impl<'h> Thread<'h> {
                     // overflow) in `ops`.
                     let v = match (rk_ref!(a), rk_ref!(b)) {
                         (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
-                            Some(s) => Value::Int(s),
+                            Some(s) => {
+                                reg!(dst) = Value::Int(s);
+                                continue;
+                            }
                             None => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
                         },
                         (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
@@ -848,27 +1010,26 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(ops::inplace_or(heap, x, y));
                 }
                 Instr::Sub { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i
-                        .checked_sub(j)
-                        .map(Value::Int))
+                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i.checked_sub(j))
                 }
                 Instr::Mul { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i
-                        .checked_mul(j)
-                        .map(Value::Int))
+                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i.checked_mul(j))
                 }
-                Instr::Div { dst, a, b } => arith!(dst, a, b, BinOp::Div, |_, _| None),
+                Instr::Div { dst, a, b } => {
+                    let v = tri!(ops::binary(heap, BinOp::Div, rk!(a), rk!(b)));
+                    reg!(dst) = v;
+                }
                 Instr::FloorDiv { dst, a, b } => {
                     arith!(dst, a, b, BinOp::FloorDiv, |i: i64, j: i64| {
                         if j == 0 || (i == i64::MIN && j == -1) {
                             None
                         } else {
                             let q = i / j;
-                            Some(Value::Int(if (i % j != 0) && ((i < 0) != (j < 0)) {
+                            Some(if (i % j != 0) && ((i < 0) != (j < 0)) {
                                 q - 1
                             } else {
                                 q
-                            }))
+                            })
                         }
                     })
                 }
@@ -878,39 +1039,87 @@ impl<'h> Thread<'h> {
                             None
                         } else {
                             let r = i % j;
-                            Some(Value::Int(if r != 0 && ((r < 0) != (j < 0)) {
+                            Some(if r != 0 && ((r < 0) != (j < 0)) {
                                 r + j
                             } else {
                                 r
-                            }))
+                            })
                         }
                     })
                 }
                 Instr::BitAnd { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(Value::Int(
-                        i & j
-                    )))
+                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(i & j))
                 }
                 Instr::BitOr { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(Value::Int(
-                        i | j
-                    )))
+                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(i | j))
                 }
                 Instr::BitXor { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(Value::Int(
-                        i ^ j
-                    )))
+                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(i ^ j))
                 }
-                Instr::Shl { dst, a, b } => arith!(dst, a, b, BinOp::Shl, |_, _| None),
-                Instr::Shr { dst, a, b } => arith!(dst, a, b, BinOp::Shr, |_, _| None),
-                Instr::In { dst, a, b } => arith!(dst, a, b, BinOp::In, |_, _| None),
-                Instr::NotIn { dst, a, b } => arith!(dst, a, b, BinOp::NotIn, |_, _| None),
+                Instr::Shl { dst, a, b } => {
+                    let v = tri!(ops::binary(heap, BinOp::Shl, rk!(a), rk!(b)));
+                    reg!(dst) = v;
+                }
+                Instr::Shr { dst, a, b } => {
+                    let v = tri!(ops::binary(heap, BinOp::Shr, rk!(a), rk!(b)));
+                    reg!(dst) = v;
+                }
+                Instr::In { dst, a, b } => {
+                    let v = tri!(ops::binary(heap, BinOp::In, rk!(a), rk!(b)));
+                    reg!(dst) = v;
+                }
+                Instr::NotIn { dst, a, b } => {
+                    let v = tri!(ops::binary(heap, BinOp::NotIn, rk!(a), rk!(b)));
+                    reg!(dst) = v;
+                }
                 Instr::Eq { dst, a, b } => cmp!(dst, a, b, BinOp::Eq, i64::eq),
                 Instr::Ne { dst, a, b } => cmp!(dst, a, b, BinOp::Ne, i64::ne),
                 Instr::Lt { dst, a, b } => cmp!(dst, a, b, BinOp::Lt, i64::lt),
                 Instr::Le { dst, a, b } => cmp!(dst, a, b, BinOp::Le, i64::le),
                 Instr::Gt { dst, a, b } => cmp!(dst, a, b, BinOp::Gt, i64::gt),
                 Instr::Ge { dst, a, b } => cmp!(dst, a, b, BinOp::Ge, i64::ge),
+                Instr::AddI { dst, a, k } => {
+                    arith_int!(dst, a, k, |i: i64, j| i.checked_add(j), |h, x, y| {
+                        ops::binary(h, BinOp::Add, x, y)
+                    })
+                }
+                Instr::InplaceAddI { dst, a, k } => {
+                    arith_int!(dst, a, k, |i: i64, j| i.checked_add(j), ops::inplace_add)
+                }
+                Instr::SubI { dst, a, k } => {
+                    arith_int!(dst, a, k, |i: i64, j| i.checked_sub(j), |h, x, y| {
+                        ops::binary(h, BinOp::Sub, x, y)
+                    })
+                }
+                Instr::MulI { dst, a, k } => {
+                    arith_int!(dst, a, k, |i: i64, j| i.checked_mul(j), |h, x, y| {
+                        ops::binary(h, BinOp::Mul, x, y)
+                    })
+                }
+                Instr::ModI { dst, a, k } => arith_int!(
+                    dst,
+                    a,
+                    k,
+                    |i: i64, j: i64| {
+                        if j == 0 || j == -1 {
+                            None
+                        } else {
+                            let r = i % j;
+                            Some(if r != 0 && ((r < 0) != (j < 0)) {
+                                r + j
+                            } else {
+                                r
+                            })
+                        }
+                    },
+                    |h, x, y| ops::binary(h, BinOp::Mod, x, y)
+                ),
+                Instr::EqI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Eq, i64::eq),
+                Instr::NeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Ne, i64::ne),
+                Instr::LtI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Lt, i64::lt),
+                Instr::LeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Le, i64::le),
+                Instr::GtI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Gt, i64::gt),
+                Instr::GeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Ge, i64::ge),
                 Instr::Neg { dst, src } => {
                     let x = reg!(src);
                     reg!(dst) = match x {
@@ -927,14 +1136,14 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(ops::unary(heap, UnaryOp::Invert, x));
                 }
                 Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
-                Instr::Jump { to } => pc = to as usize,
+                Instr::Jump { to } => goto!(to),
                 Instr::JumpIfFalse { cond, to } => {
                     let t = match &reg!(cond) {
                         Value::Bool(b) => *b,
                         v => v.truth(),
                     };
                     if !t {
-                        pc = to as usize;
+                        goto!(to);
                     }
                 }
                 Instr::JumpIfTrue { cond, to } => {
@@ -943,34 +1152,43 @@ impl<'h> Thread<'h> {
                         v => v.truth(),
                     };
                     if t {
-                        pc = to as usize;
+                        goto!(to);
                     }
                 }
                 Instr::IterStart { dst, src } => {
                     let v = reg!(src);
-                    let it = tri!(self.iter_start(v));
-                    reg!(dst) = Value::Iter(it);
+                    if let Value::Range(r) = v {
+                        // Iterated in the loop's registers (see `ForNext`).
+                        reg!(dst) = Value::Int(r.start);
+                        reg!(dst as usize + 1) = Value::Int(r.len());
+                        reg!(dst as usize + 2) = Value::Int(r.step);
+                    } else {
+                        let it = tri!(self.iter_start(v));
+                        reg!(dst) = Value::Iter(it);
+                    }
                 }
                 Instr::ForNext { iter, dst, body } => {
-                    let &Value::Iter(it) = &reg!(iter) else {
-                        fail!(Error::msg("internal error: not an iterator"))
+                    let it = match reg!(iter) {
+                        // A range: `r[iter]` is the next int, `r[iter+1]`
+                        // how many are left, `r[iter+2]` the step.
+                        Value::Int(v) => {
+                            let (Value::Int(left), Value::Int(step)) =
+                                (reg!(iter as usize + 1), reg!(iter as usize + 2))
+                            else {
+                                fail!(Error::msg("internal error: not a range iteration"))
+                            };
+                            if left > 0 {
+                                reg!(iter as usize + 1) = Value::Int(left - 1);
+                                reg!(iter) = Value::Int(v.wrapping_add(step));
+                                reg!(dst) = Value::Int(v);
+                                goto!(body);
+                            }
+                            continue;
+                        }
+                        Value::Iter(it) => it,
+                        _ => fail!(Error::msg("internal error: not an iterator")),
                     };
                     let next = match it {
-                        IterObj::Range {
-                            next,
-                            remaining,
-                            step,
-                        } => {
-                            let n = remaining.get();
-                            if n <= 0 {
-                                None
-                            } else {
-                                let v = next.get();
-                                remaining.set(n - 1);
-                                next.set(v.wrapping_add(*step));
-                                Some(Value::Int(v))
-                            }
-                        }
                         IterObj::List { list, index } => {
                             let i = index.get();
                             let v = list.get(i);
@@ -999,7 +1217,7 @@ impl<'h> Thread<'h> {
                     };
                     if let Some(v) = next {
                         reg!(dst) = v;
-                        pc = body as usize;
+                        goto!(body);
                     }
                 }
                 Instr::IterEnd { iter } => {
@@ -1010,13 +1228,43 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::Call { dst, base: b, site } => {
+                    let base = self.frame_base();
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
                     let fbase = base + b as usize;
                     let f = reg!(b);
                     if let Value::Function(func) = f {
+                        let callee = func.code;
+                        // The quickest path: the arguments are copied into
+                        // the callee's first registers (see `fast_arity`).
+                        if site.plain && callee.fast_arity == site.npos {
+                            if callee.active.get() {
+                                fail!(Error::msg(format!(
+                                    "function {} called recursively",
+                                    callee.name
+                                ))
+                                .at(callee.entry_pos))
+                            }
+                            if self.frames.len() >= MAX_FRAMES {
+                                fail!(Error::limit(LimitKind::CallDepth))
+                            }
+                            save_pc!(pc!());
+                            let new_base = base + code.nregs as usize;
+                            let nregs = callee.nregs as usize;
+                            if self.stack.len() < new_base + nregs {
+                                self.stack
+                                    .resize(new_base + nregs + STACK_SLACK, Value::Unbound);
+                            }
+                            // SAFETY: the stack holds the callee's registers
+                            // (just ensured); `verify` proved the arguments
+                            // in the caller's registers.
+                            unsafe {
+                                self.push_fast_frame(func, fbase + 1, site.npos, new_base, dst)
+                            };
+                            switch_to_callee!(func, new_base);
+                        }
                         if site.plain {
-                            self.frames[frame_idx].pc = pc;
+                            save_pc!(pc!());
                             let new_base = base + code.nregs as usize;
                             let n = site.npos as usize;
                             if tri!(self.push_call_simple(func, new_base, dst, fbase + 1, n)) {
@@ -1035,7 +1283,7 @@ impl<'h> Thread<'h> {
                     }
                     if let Value::Function(func) = f {
                         // Continue in this loop with the callee's frame.
-                        self.frames[frame_idx].pc = pc;
+                        save_pc!(pc!());
                         let new_base = base + code.nregs as usize;
                         tri!(self.push_call(func, new_base, dst, &positional, &named));
                         switch_to_callee!(func, new_base);
@@ -1046,7 +1294,6 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    let fbase = base + b as usize;
                     let recv = reg!(b);
                     // `xs.append(x)` on a list that may be mutated: done in
                     // place. Anything else (and every error) takes the
@@ -1054,13 +1301,17 @@ impl<'h> Thread<'h> {
                     if site.append {
                         if let Value::List(l) = recv {
                             if !l.frozen.get() && l.iterating.get() == 0 {
-                                let v = self.stack[fbase + 1];
+                                // `verify` proved `r[b+1]` (the argument)
+                                // in range.
+                                let v = reg!(b as usize + 1);
                                 tri!(heap.push(&mut l.items.borrow_mut(), v));
                                 reg!(dst) = Value::None;
                                 continue;
                             }
                         }
                     }
+                    let base = self.frame_base();
+                    let fbase = base + b as usize;
                     positional.clear();
                     named.clear();
                     if site.plain {
@@ -1070,31 +1321,19 @@ impl<'h> Thread<'h> {
                     } else {
                         tri!(self.collect_args(fbase, site, &mut positional, &mut named));
                     }
-                    let kind = recv.method_kind();
-                    let method = match site.cache.get() {
-                        Some((k, m)) if k == kind && kind != 0 => Some(m),
-                        _ if kind == 0 => None,
-                        _ => {
-                            let m = builtins::method(recv, site.method);
-                            if let Some(m) = m {
-                                site.cache.set(Some((kind, m)));
-                            }
-                            m
-                        }
-                    };
-                    let v = match method {
+                    let v = match site_method(site, recv) {
                         Some(m) => out!(self.call_builtin(m, Some(recv), &positional, &named)),
                         None => {
                             let f = match self.get_attr(recv, site.method) {
                                 Ok(f) => f,
                                 Err(e) => {
-                                    budget.put_fuel(fuel);
-                                    self.frames[frame_idx].pc = pc;
+                                    budget.put_fuel(fuel as u64);
+                                    save_pc!(pc!());
                                     return Err(e.at(site.attr_pos));
                                 }
                             };
                             if let Value::Function(func) = f {
-                                self.frames[frame_idx].pc = pc;
+                                save_pc!(pc!());
                                 let new_base = base + code.nregs as usize;
                                 tri!(self.push_call(func, new_base, dst, &positional, &named));
                                 switch_to_callee!(func, new_base);
@@ -1144,6 +1383,7 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::Slice { dst, base: b } => {
+                    let base = self.frame_base();
                     let s = base + b as usize;
                     let (x, lo, hi, step) = (
                         self.stack[s],
@@ -1154,11 +1394,13 @@ impl<'h> Thread<'h> {
                     reg!(dst) = tri!(ops::slice(heap, x, lo, hi, step));
                 }
                 Instr::MakeList { dst, base: b, n } => {
+                    let base = self.frame_base();
                     let s = base + b as usize;
                     let v = tri!(heap.list(&self.stack[s..s + n as usize]));
                     reg!(dst) = v;
                 }
                 Instr::MakeTuple { dst, base: b, n } => {
+                    let base = self.frame_base();
                     let s = base + b as usize;
                     let v = tri!(heap.tuple(&self.stack[s..s + n as usize]));
                     reg!(dst) = v;
@@ -1175,9 +1417,7 @@ impl<'h> Thread<'h> {
                     let v = reg!(src);
                     let fresh = tri!(d.map.borrow_mut().insert(k, v));
                     if !fresh {
-                        let mut shown = String::new();
-                        tri!(crate::format::write_repr(&mut shown, k, budget));
-                        fail!(Error::msg(format!("duplicate key: {shown}")))
+                        fail!(duplicate_key(k, budget))
                     }
                 }
                 Instr::ListAppend { list, src } => {
@@ -1196,6 +1436,7 @@ impl<'h> Thread<'h> {
                     tri!(d.map.borrow_mut().insert(k, v));
                 }
                 Instr::MakeFunction { dst, func, base: b } => {
+                    let base = self.frame_base();
                     let fcode = code.functions[func as usize];
                     let s = base + b as usize;
                     let nd = fcode.params.ndefaults();
@@ -1209,8 +1450,10 @@ impl<'h> Thread<'h> {
                                 Value::Cell(c) => Some(c),
                                 _ => None,
                             },
-                            FreeSource::Free(i) => self.frames[frame_idx]
-                                .func
+                            FreeSource::Free(i) => self
+                                .frames
+                                .last()
+                                .and_then(|f| f.func)
                                 .and_then(|f| f.freevars.get(i as usize).copied()),
                         };
                         match c {
@@ -1269,28 +1512,49 @@ impl<'h> Thread<'h> {
                 Instr::Return { src } => {
                     let v = rk!(src);
                     let Some(fr) = self.frames.pop() else {
-                        budget.put_fuel(fuel);
+                        budget.put_fuel(fuel as u64);
                         return Err(Error::msg("internal error: no frame"));
                     };
                     fr.code.active.set(false);
                     self.release_iters(fr.iters);
                     if self.frames.len() <= stop {
-                        budget.put_fuel(fuel);
+                        budget.put_fuel(fuel as u64);
                         return Ok(v);
                     }
-                    frame_idx = self.frames.len() - 1;
-                    let caller = &self.frames[frame_idx];
+                    let caller = &self.frames[self.frames.len() - 1];
                     code = caller.code;
-                    freevars = cells_of(caller.func);
-                    base = caller.base;
-                    pc = caller.pc;
-                    instrs = code.instrs;
-                    consts = code.consts;
+                    goto!(caller.pc);
                     sync!();
                     reg!(fr.ret) = v;
                 }
             }
         }
+    }
+}
+
+/// The builtin method `site.method` of `recv`, found through the call
+/// site's cache.
+fn site_method(site: &CallSite<'_>, recv: Value<'_>) -> Option<&'static BuiltinFn> {
+    let kind = recv.method_kind();
+    match site.cache.get() {
+        Some((k, m)) if k == kind && kind != 0 => Some(m),
+        _ if kind == 0 => None,
+        _ => {
+            let m = builtins::method(recv, site.method);
+            if let Some(m) = m {
+                site.cache.set(Some((kind, m)));
+            }
+            m
+        }
+    }
+}
+
+/// The error of a dict display that repeats key `k`.
+fn duplicate_key(k: Value<'_>, budget: &Budget) -> Error {
+    let mut shown = String::new();
+    match crate::format::write_repr(&mut shown, k, budget) {
+        Ok(()) => Error::msg(format!("duplicate key: {shown}")),
+        Err(e) => e,
     }
 }
 

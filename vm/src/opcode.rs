@@ -24,6 +24,10 @@ pub const RK_CONST: u16 = 0x8000;
 /// The largest register or constant index an operand can name.
 pub const MAX_OPERAND: usize = 0x7fff;
 
+/// Registers a `for` loop's iteration state takes, from the `dst` of its
+/// [`Instr::IterStart`].
+pub const ITER_REGS: usize = 3;
+
 /// One instruction. The comment on each variant is its effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instr {
@@ -177,6 +181,66 @@ pub enum Instr {
         a: Rk,
         b: Rk,
     },
+    /// The forms of `Add` ... `Ge` and `InplaceAdd` whose `b` is an int
+    /// constant that fits an `i32` and whose `a` is a register: the
+    /// compiler rewrites them so ([`Instr::with_int_operand`]), which saves
+    /// the interpreter the operand decoding. Same effect, same errors, and
+    /// the same disassembly as the general form.
+    AddI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    SubI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    MulI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    ModI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    InplaceAddI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    EqI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    NeI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    LtI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    LeI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    GtI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
+    GeI {
+        dst: Reg,
+        a: Reg,
+        k: i32,
+    },
     /// `r[dst] = -r[src]`
     Neg {
         dst: Reg,
@@ -211,7 +275,11 @@ pub enum Instr {
         cond: Reg,
         to: u32,
     },
-    /// `r[dst] = iterator over r[src]`; marks a list or dict as iterated.
+    /// Starts iterating `r[src]` in the [`ITER_REGS`] registers at `dst`:
+    /// a range is iterated in the registers themselves (`r[dst]` the next
+    /// int, `r[dst+1]` how many are left, `r[dst+2]` the step); anything
+    /// else gets an iterator object in `r[dst]`, and a list or dict is
+    /// marked as iterated.
     IterStart {
         dst: Reg,
         src: Reg,
@@ -324,6 +392,46 @@ pub enum Instr {
 
 const _: () = assert!(std::mem::size_of::<Instr>() <= 12);
 
+impl Instr {
+    /// The int-operand form of this instruction when `b` names the int
+    /// constant `k` (in `i32` range) and `a` is a register; `None` when
+    /// there is none.
+    pub fn with_int_operand(self, k: i64) -> Option<Instr> {
+        use Instr::*;
+        let k = i32::try_from(k).ok()?;
+        let (dst, a, b) = match self {
+            Add { dst, a, b }
+            | Sub { dst, a, b }
+            | Mul { dst, a, b }
+            | Mod { dst, a, b }
+            | InplaceAdd { dst, a, b }
+            | Eq { dst, a, b }
+            | Ne { dst, a, b }
+            | Lt { dst, a, b }
+            | Le { dst, a, b }
+            | Gt { dst, a, b }
+            | Ge { dst, a, b } => (dst, a, b),
+            _ => return None,
+        };
+        if a & RK_CONST != 0 || b & RK_CONST == 0 {
+            return None;
+        }
+        Some(match self {
+            Add { .. } => AddI { dst, a, k },
+            Sub { .. } => SubI { dst, a, k },
+            Mul { .. } => MulI { dst, a, k },
+            Mod { .. } => ModI { dst, a, k },
+            InplaceAdd { .. } => InplaceAddI { dst, a, k },
+            Eq { .. } => EqI { dst, a, k },
+            Ne { .. } => NeI { dst, a, k },
+            Lt { .. } => LtI { dst, a, k },
+            Le { .. } => LeI { dst, a, k },
+            Gt { .. } => GtI { dst, a, k },
+            _ => GeI { dst, a, k },
+        })
+    }
+}
+
 /// How a call passes its arguments. The callee (or receiver) is `r[base]`;
 /// then `npos` positional values, one value per name in `names`, then the
 /// `*args` value if `star`, then the `**kwargs` value if `star_star`.
@@ -425,6 +533,31 @@ pub struct Code<'h> {
     /// Whether a call of this code is on the stack: starlark-go forbids
     /// recursion by code, not by function value.
     pub active: Cell<bool>,
+    /// The number of arguments of a call that may take the interpreter's
+    /// quickest path, or [`NO_FAST_ARITY`]: set when the parameters are
+    /// only positional ones without `*args`, `**kwargs` or keyword-only
+    /// ones, sit in registers `0..n` in order, and no local is a cell, so
+    /// that a call with exactly `n` positional arguments copies them into
+    /// the callee's first registers and resets its other locals (the
+    /// compiler writes every temporary before reading it).
+    pub fast_arity: u16,
+}
+
+/// [`Code::fast_arity`] of code that always takes the general call path.
+pub const NO_FAST_ARITY: u16 = u16::MAX;
+
+impl Params<'_> {
+    /// The [`Code::fast_arity`] these parameters allow, given the cells of
+    /// the code.
+    pub fn fast_arity(&self, cells: &[Reg]) -> u16 {
+        let plain = !self.has_args && !self.has_kwargs && self.nkwonly == 0;
+        let leading = self.regs.iter().enumerate().all(|(i, &r)| r as usize == i);
+        if plain && leading && cells.is_empty() && self.npositional != NO_FAST_ARITY {
+            self.npositional
+        } else {
+            NO_FAST_ARITY
+        }
+    }
 }
 
 impl Code<'_> {
@@ -509,6 +642,17 @@ impl Code<'_> {
             Ge { dst, a, b } => bin("ge", dst, a, b),
             InplaceAdd { dst, a, b } => bin("inplaceadd", dst, a, b),
             InplaceOr { dst, a, b } => bin("inplaceor", dst, a, b),
+            AddI { dst, a, k } => format!("add r{dst} = r{a} {k}"),
+            SubI { dst, a, k } => format!("sub r{dst} = r{a} {k}"),
+            MulI { dst, a, k } => format!("mul r{dst} = r{a} {k}"),
+            ModI { dst, a, k } => format!("mod r{dst} = r{a} {k}"),
+            InplaceAddI { dst, a, k } => format!("inplaceadd r{dst} = r{a} {k}"),
+            EqI { dst, a, k } => format!("eq r{dst} = r{a} {k}"),
+            NeI { dst, a, k } => format!("ne r{dst} = r{a} {k}"),
+            LtI { dst, a, k } => format!("lt r{dst} = r{a} {k}"),
+            LeI { dst, a, k } => format!("le r{dst} = r{a} {k}"),
+            GtI { dst, a, k } => format!("gt r{dst} = r{a} {k}"),
+            GeI { dst, a, k } => format!("ge r{dst} = r{a} {k}"),
             Neg { dst, src } => format!("neg r{dst} = r{src}"),
             Plus { dst, src } => format!("plus r{dst} = r{src}"),
             Invert { dst, src } => format!("invert r{dst} = r{src}"),

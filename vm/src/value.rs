@@ -335,12 +335,9 @@ pub struct CellObj<'h> {
 }
 
 /// The state of a `for` loop's iteration.
+/// (A range is iterated in the loop's registers instead: see
+/// [`crate::opcode::Instr::IterStart`].)
 pub enum IterObj<'h> {
-    Range {
-        next: Cell<i64>,
-        remaining: Cell<i64>,
-        step: i64,
-    },
     List {
         list: &'h ListObj<'h>,
         index: Cell<usize>,

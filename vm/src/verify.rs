@@ -8,7 +8,8 @@
 //! `consts.len()`; call sites and nested functions exist; jump targets are
 //! inside the code; and the last instruction is an unconditional `Return`
 //! or `Jump`, so the program counter can never run past the end. Parameter
-//! and cell slots are checked too, and the free-variable sources of nested
+//! and cell slots are checked too, the arity of the quickest call path
+//! ([`Code::fast_arity`]), and the free-variable sources of nested
 //! functions against the enclosing frame. A failure is a compiler bug and
 //! surfaces as an internal error instead of undefined behaviour.
 
@@ -139,6 +140,20 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 rk(pc, a)?;
                 rk(pc, b)?;
             }
+            AddI { dst, a, .. }
+            | SubI { dst, a, .. }
+            | MulI { dst, a, .. }
+            | ModI { dst, a, .. }
+            | InplaceAddI { dst, a, .. }
+            | EqI { dst, a, .. }
+            | NeI { dst, a, .. }
+            | LtI { dst, a, .. }
+            | LeI { dst, a, .. }
+            | GtI { dst, a, .. }
+            | GeI { dst, a, .. } => {
+                reg(pc, dst)?;
+                reg(pc, a)?;
+            }
             Neg { dst, src } | Plus { dst, src } | Invert { dst, src } | Not { dst, src } => {
                 reg(pc, dst)?;
                 reg(pc, src)?;
@@ -149,15 +164,15 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 target(pc, to)?;
             }
             IterStart { dst, src } => {
-                reg(pc, dst)?;
+                range(pc, dst, ITER_REGS)?;
                 reg(pc, src)?;
             }
             ForNext { iter, dst, body } => {
-                reg(pc, iter)?;
+                range(pc, iter, ITER_REGS)?;
                 reg(pc, dst)?;
                 target(pc, body)?;
             }
-            IterEnd { iter } => reg(pc, iter)?,
+            IterEnd { iter } => range(pc, iter, ITER_REGS)?,
             Call { dst, base, site: s } | CallMethod { dst, base, site: s } => {
                 reg(pc, dst)?;
                 let s = site(pc, s)?;
@@ -229,6 +244,12 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
     }
     for &r in code.params.regs.iter().chain(code.cells) {
         reg(0, r)?;
+    }
+    if code.fast_arity != NO_FAST_ARITY
+        && (code.fast_arity != code.params.fast_arity(code.cells)
+            || code.fast_arity as usize > nregs)
+    {
+        return Err(bad(code, 0, "fast call arity inconsistent"));
     }
     if code.params.regs.len() != code.params.nslots()
         || code.params.has_default.len()

@@ -89,6 +89,84 @@ fn step_limit_is_exact() {
     assert!(run(&loop_src(1000), &with_steps(steps_needed(&loop_src(1000)))).is_ok());
 }
 
+/// Runs `src` with every step limit below `steps` (each must fail with the
+/// step limit) and with `steps` (which must give `want`).
+fn assert_exact_steps(src: &str, steps: u64, want: Data) {
+    assert_eq!(run(src, &with_steps(steps)), Ok(want), "{src}");
+    for n in 0..steps {
+        assert_eq!(
+            run(src, &with_steps(n)),
+            Err(ExecError::ResourceLimit(LimitKind::Steps)),
+            "{n} steps: {src}"
+        );
+    }
+}
+
+#[test]
+fn step_limit_is_exact_at_every_instruction_of_loops_and_branches() {
+    // One step per instruction, also where the interpreter runs a
+    // comparison and the conditional jump after it together: every limit
+    // below the total stops it, wherever it falls. Top level 3; main: 6
+    // before the loop, 11 `fornext`, 5 x (lt, jumpiffalse, inplaceadd,
+    // jump), 4 x (lt, jumpiffalse, ne, jumpiffalse, inplaceadd), 1 x (lt,
+    // jumpiffalse, ne, jumpiffalse), then iterend and return.
+    let src = "def main():\n    t = 0\n    for i in range(10):\n        if i < 5:\n            t += 1\n        elif i != 7:\n            t += 10\n    return t\n";
+    assert_exact_steps(src, 3 + 6 + 11 + 5 * 4 + 4 * 5 + 4 + 2, Data::Int(45));
+}
+
+#[test]
+fn step_limit_is_exact_at_every_instruction_of_calls_and_returns() {
+    // Top level 5; main: 6 before the loop, 6 `fornext`, 5 x (loadglobal,
+    // move, move, call, and in `add`: add, return), then iterend and
+    // return.
+    let src = "def add(a, b):\n    return a + b\n\ndef main():\n    t = 0\n    for i in range(5):\n        t = add(t, i)\n    return t\n";
+    assert_exact_steps(src, 5 + 6 + 6 + 5 * 6 + 2, Data::Int(10));
+}
+
+#[test]
+fn int_fast_paths_hand_their_edge_cases_to_the_general_ones() {
+    // Overflow into big ints, floored division and modulo, mixed-type
+    // comparisons and list and tuple loops, all in registers of `main`.
+    let src = r#"
+def main():
+    x = 9223372036854775807
+    y = -9223372036854775808
+    out = []
+    for i in range(2):
+        out.append(str(x + i))
+    out += [str(x * 2), str(y - 1), str(-y), str(y // -1), str(y % -1)]
+    a, b, c = 7, -7, -2
+    out += [str(a // c), str(b % 3), str(a % -3), str(b // 2)]
+    n = 0
+    for v in [1, 2.5, 3, "a"]:
+        if v == 3:
+            n += 100
+        elif v != 1:
+            n += 1
+    for v in (1, 2):
+        n += v
+    if n < 105.5:
+        n += 1000
+    return out + [n]
+"#;
+    let strs = [
+        "9223372036854775807",
+        "9223372036854775808",
+        "18446744073709551614",
+        "-9223372036854775809",
+        "9223372036854775808",
+        "9223372036854775808",
+        "0",
+        "-4",
+        "2",
+        "-2",
+        "-4",
+    ];
+    let mut want: Vec<Data> = strs.iter().map(|s| Data::Str(s.to_string())).collect();
+    want.push(Data::Int(1105));
+    assert_eq!(run_ok(src), Data::List(want));
+}
+
 #[test]
 fn result_depth_limit_is_inclusive() {
     let limits = |d| Limits {
