@@ -4,14 +4,15 @@
 # at concurrency 1 and 16. Prints calls/s, p50 and p99 latency, the failed
 # count, the server's CPU time per call and the load average.
 #
-# Usage: benches/http/run.sh [SECONDS] [PORT]   (needs wrk: apt-get install wrk)
+# Usage: benches/http/run.sh [SECONDS] [PORT]   (needs wrk: apt-get install wrk;
+# honors CARGO_TARGET_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-10}
 port=${2:-18080}
 url="http://127.0.0.1:$port/mcp"
 cargo build --release -q -p codemode-server
-target/release/codemode serve --http "127.0.0.1:$port" --catalog demo 2>/dev/null &
+"${CARGO_TARGET_DIR:-target}/release/codemode" serve --http "127.0.0.1:$port" --catalog demo 2>/dev/null &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 50); do

@@ -6,11 +6,12 @@
 //! both schemas from the handler's serde types through `schemars` — the
 //! input for deserialization, the output for serialization, so an
 //! `Option` skipped when `None` is an optional output field — and erases the
-//! handler into one that takes the canonical arguments as JSON and returns
+//! handler into one that takes the canonical arguments as [`Data`] and returns
 //! [`Data`]. A capability is only a draft: [`crate::CatalogBuilder`]
 //! validates it.
 
-use crate::convert::to_data;
+use crate::convert::{data_into_json, to_data};
+use crate::decode::from_data;
 use crate::shape::{Rule, SchemaSource};
 use codemode_vm::Data;
 use schemars::generate::SchemaSettings;
@@ -100,7 +101,7 @@ pub(crate) enum CallFailure {
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Result<Data, CallFailure>> + Send>>;
 
 /// A handler with its types erased: canonical arguments in, data out.
-pub(crate) type ErasedHandler = Arc<dyn Fn(serde_json::Value) -> BoxFuture + Send + Sync>;
+pub(crate) type ErasedHandler = Arc<dyn Fn(Data) -> BoxFuture + Send + Sync>;
 
 /// A capability before validation.
 #[derive(Clone)]
@@ -148,15 +149,11 @@ impl Capability {
         let input_schema = schema_for::<I>(SchemaSettings::draft2020_12().for_deserialize());
         // A unit input (`()`) has no fields and deserializes from null.
         let unit_input = input_schema.get("type").and_then(|t| t.as_str()) == Some("null");
-        let erased: ErasedHandler = Arc::new(move |args: serde_json::Value| {
+        let erased: ErasedHandler = Arc::new(move |args: Data| {
             let handler = handler.clone();
-            let args = if unit_input {
-                serde_json::Value::Null
-            } else {
-                args
-            };
+            let args = if unit_input { Data::Null } else { args };
             Box::pin(async move {
-                let input: I = serde_json::from_value(args).map_err(|_| CallFailure::Input)?;
+                let input: I = from_data(args).map_err(|_| CallFailure::Input)?;
                 let output = handler(input).await.map_err(CallFailure::Handler)?;
                 to_data(&output).map_err(|_| CallFailure::Output)
             }) as BoxFuture
@@ -222,8 +219,9 @@ impl Capability {
         Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
-        self.handler = Some(Arc::new(move |args: serde_json::Value| {
+        self.handler = Some(Arc::new(move |args: Data| {
             let handler = handler.clone();
+            let args = data_into_json(args);
             Box::pin(async move {
                 let output = handler(args).await.map_err(CallFailure::Handler)?;
                 match Data::from_json(&output) {

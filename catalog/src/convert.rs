@@ -334,6 +334,25 @@ pub fn data_to_json(d: &Data) -> serde_json::Value {
     }
 }
 
+/// Converts data to JSON, moving its strings.
+pub fn data_into_json(d: Data) -> serde_json::Value {
+    use serde_json::Value;
+    match d {
+        Data::Null => Value::Null,
+        Data::Bool(b) => Value::Bool(b),
+        Data::Int(i) => Value::from(i),
+        Data::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        Data::Str(s) => Value::String(s),
+        Data::List(items) => Value::Array(items.into_iter().map(data_into_json).collect()),
+        Data::Map(entries) => Value::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k, data_into_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

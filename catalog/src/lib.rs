@@ -62,6 +62,7 @@ pub mod capability;
 pub mod catalog;
 pub mod conform;
 pub mod convert;
+pub mod decode;
 pub mod error;
 pub mod names;
 #[cfg(feature = "rego")]

@@ -6,28 +6,34 @@
 //! be replaced as a whole ([`CodeMode::replace_catalog`], when an upstream
 //! server's tools change): search and describe see the newest one, and an
 //! execution keeps the catalog it started with to its end. `execute` runs
-//! the VM on tokio's blocking pool; the VM calls back into the host bridge,
-//! which for each capability call binds the keyword arguments, authorizes
-//! the canonical arguments, runs the async handler on the runtime bounded
-//! by the remaining deadline and the cancellation token, catches its
-//! panics, and checks and converts its output. Every failure leaves as one
+//! the VM on the calling thread (keeping the worker's core while another
+//! worker is free, else after `block_in_place`; on a current-thread
+//! runtime, on the blocking pool) with a cancellation flag that the token
+//! raises through a registered waker; the VM calls back into the host
+//! bridge, which for each capability call binds the keyword arguments,
+//! authorizes the canonical arguments, and polls the handler in place —
+//! once, and only if it has to wait, on the runtime bounded by the
+//! remaining deadline and the cancellation token — catching its panics
+//! and checking and converting its output. Every failure leaves as one
 //! [`Error`] with a fixed text.
 
 use crate::auth::{AuthorizationRequest, Decision, Policy, Subject};
 use crate::binding::bind;
 use crate::capability::CallFailure;
 use crate::catalog::{Catalog, Description};
-use crate::convert::data_to_json;
 use crate::error::Error;
 use crate::search::{SearchError, SearchLimits, SearchResponse};
 use codemode_vm::{Data, ExecError, Host, HostCall, Limits};
 use futures_util::FutureExt;
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
 /// Every configurable bound of the service, with the reference's defaults.
@@ -159,55 +165,151 @@ impl CodeMode {
         authenticated(subject)?;
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
-        let permit = tokio::select! {
-            p = self.inner.slots.clone().acquire_owned() => p.map_err(|_| Error::Internal)?,
-            _ = token.cancelled() => return Err(Error::Canceled),
+        let permit = match self.inner.slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(TryAcquireError::Closed) => return Err(Error::Internal),
+            Err(TryAcquireError::NoPermits) => tokio::select! {
+                p = self.inner.slots.clone().acquire_owned() => p.map_err(|_| Error::Internal)?,
+                _ = token.cancelled() => return Err(Error::Canceled),
+            },
         };
+        // The VM watches a flag; the token raises it through a waker that
+        // stays registered while the program runs: no task, no thread.
         let flag = Arc::new(AtomicBool::new(false));
-        let watcher = {
-            let (token, flag) = (token.clone(), flag.clone());
-            tokio::spawn(async move {
-                token.cancelled().await;
-                flag.store(true, Ordering::Relaxed);
-            })
-        };
-        let inner = self.inner.clone();
+        let raise = Waker::from(Arc::new(RaiseFlag(flag.clone())));
+        let mut cancelled = std::pin::pin!(token.cancelled());
+        if cancelled
+            .as_mut()
+            .poll(&mut Context::from_waker(&raise))
+            .is_ready()
+        {
+            return Err(Error::Canceled);
+        }
+        // Dropping this future while the program runs elsewhere (on the
+        // blocking pool) stops the program too.
+        let _raise_on_drop = RaiseOnDrop(flag.clone());
         let snapshot = self.snapshot();
-        let subject = subject.clone();
-        let source = source.to_string();
         let handle = Handle::current();
-        let flavor = handle.runtime_flavor();
-        let bridge_token = token.clone();
-        let run = move || {
-            let start = Instant::now();
-            let bridge = Bridge {
-                inner: &inner,
-                catalog: &snapshot.catalog,
-                subject: &subject,
-                handle,
-                token: bridge_token,
-                deadline: start + inner.config.limits.max_time,
+        // On a multi-threaded runtime the program runs on this thread. While
+        // all workers but one are free, it keeps the worker's core: most
+        // programs end within microseconds, and handing the core to another
+        // thread and back costs more than they do, while the free worker
+        // keeps serving everything else. Otherwise this thread hands its
+        // other tasks to the rest of the runtime first (`block_in_place`). A
+        // current-thread runtime cannot spare its only thread, so there it
+        // runs on the blocking pool. A panic is an internal failure anyway.
+        let outcome = if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
+            let inline = InlineSlot::take(handle.metrics().num_workers());
+            let run = |inline| {
+                run(
+                    &self.inner,
+                    &snapshot,
+                    subject,
+                    source,
+                    handle,
+                    &token,
+                    flag,
+                    inline,
+                )
             };
-            let names: Vec<&str> = snapshot.names.iter().map(String::as_str).collect();
-            codemode_vm::execute(&source, &names, &bridge, &inner.config.limits, Some(flag))
-        };
-        // On a multi-threaded runtime the program runs on this thread, which
-        // hands its other tasks to the rest of the runtime meanwhile: no
-        // thread hand-off on the way in or out. A current-thread runtime
-        // cannot spare its only thread, so there it runs on the blocking
-        // pool. A panic is an internal failure either way.
-        let outcome = if flavor == RuntimeFlavor::MultiThread {
-            catch_unwind(AssertUnwindSafe(|| tokio::task::block_in_place(run))).map_err(|_| ())
+            catch_unwind(AssertUnwindSafe(|| match &inline {
+                Some(_) => run(true),
+                None => tokio::task::block_in_place(|| run(false)),
+            }))
+            .map_err(|_| ())
         } else {
+            let (inner, subject, source) =
+                (self.inner.clone(), subject.clone(), source.to_string());
+            let token = token.clone();
+            let run = move || {
+                run(
+                    &inner, &snapshot, &subject, &source, handle, &token, flag, false,
+                )
+            };
             tokio::task::spawn_blocking(run).await.map_err(|_| ())
         };
-        watcher.abort();
         drop(permit);
         match outcome {
             Err(_) => Err(Error::Internal),
             Ok(Ok(data)) => Ok(data),
             Ok(Err(e)) => Err(classify(e)),
         }
+    }
+}
+
+/// Runs one program with the catalog of `snapshot`; `inline` when it runs
+/// on a worker thread that kept its core.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    inner: &Inner,
+    snapshot: &Snapshot,
+    subject: &Subject,
+    source: &str,
+    handle: Handle,
+    token: &CancellationToken,
+    flag: Arc<AtomicBool>,
+    inline: bool,
+) -> Result<Data, ExecError<Error>> {
+    let start = Instant::now();
+    let bridge = Bridge {
+        inner,
+        catalog: &snapshot.catalog,
+        subject,
+        handle,
+        token,
+        deadline: start + inner.config.limits.max_time,
+        inline,
+    };
+    let names: Vec<&str> = snapshot.names.iter().map(String::as_str).collect();
+    codemode_vm::execute(source, &names, &bridge, &inner.config.limits, Some(flag))
+}
+
+/// Programs running right now on a worker thread that kept its core, in
+/// the whole process (whatever the service or runtime: counting them all
+/// together can only make fewer run that way).
+static INLINE: AtomicUsize = AtomicUsize::new(0);
+
+/// A program running on a worker thread that keeps its core; at most one
+/// fewer than the runtime has workers, so one always stays free.
+struct InlineSlot;
+
+impl InlineSlot {
+    fn take(workers: usize) -> Option<InlineSlot> {
+        let limit = workers.saturating_sub(1);
+        INLINE
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| InlineSlot)
+    }
+}
+
+impl Drop for InlineSlot {
+    fn drop(&mut self) {
+        INLINE.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Raises the VM's cancellation flag when woken by the token.
+struct RaiseFlag(Arc<AtomicBool>);
+
+impl Wake for RaiseFlag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Raises the VM's cancellation flag when dropped.
+struct RaiseOnDrop(Arc<AtomicBool>);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -235,8 +337,11 @@ struct Bridge<'a> {
     catalog: &'a Catalog,
     subject: &'a Subject,
     handle: Handle,
-    token: CancellationToken,
+    token: &'a CancellationToken,
     deadline: Instant,
+    /// Whether the program runs on a worker that kept its core: waiting
+    /// for a handler must then give the core up first.
+    inline: bool,
 }
 
 impl Host for Bridge<'_> {
@@ -266,26 +371,45 @@ impl Host for Bridge<'_> {
         if remaining == Duration::ZERO {
             return Err(Error::ResourceLimitExceeded);
         }
-        // The handler runs right here, on the execution's blocking thread,
-        // inside the runtime's context: no task spawn and no thread hand-off
-        // per call. A panic while it is polled is caught and is a failure of
-        // the capability; on the deadline or cancellation the future is
-        // dropped, which stops it.
-        let future = AssertUnwindSafe(handler(data_to_json(&arguments))).catch_unwind();
-        let token = self.token.clone();
-        self.handle.block_on(async move {
-            tokio::select! {
-                outcome = future => match outcome {
-                    Ok(Ok(data)) => Ok(data),
-                    Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
-                    Ok(Err(CallFailure::Handler(e))) => {
-                        Err(Error::CapabilityFailed(e.public_message().map(str::to_string)))
-                    }
-                    Ok(Err(CallFailure::Output)) | Err(_) => Err(Error::CapabilityFailed(None)),
-                },
-                _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                _ = token.cancelled() => Err(Error::Canceled),
+        // The handler runs right here, on the execution's thread, inside the
+        // runtime's context: no task spawn and no thread hand-off per call.
+        // It is polled once at once (most handlers finish without waiting);
+        // only one that waits is driven further, bounded by the remaining
+        // deadline and the cancellation token. A panic while it is polled is
+        // caught and is a failure of the capability; on the deadline or
+        // cancellation the future is dropped, which stops it.
+        let mut future = AssertUnwindSafe(handler(arguments)).catch_unwind();
+        let first = {
+            let _context = self.handle.enter();
+            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
+        };
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => {
+                let token = self.token;
+                let wait = || {
+                    self.handle.block_on(async move {
+                        tokio::select! {
+                            outcome = future => Ok(outcome),
+                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                            _ = token.cancelled() => Err(Error::Canceled),
+                        }
+                    })
+                };
+                if self.inline {
+                    tokio::task::block_in_place(wait)?
+                } else {
+                    wait()?
+                }
             }
-        })
+        };
+        match outcome {
+            Ok(Ok(data)) => Ok(data),
+            Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
+            Ok(Err(CallFailure::Handler(e))) => Err(Error::CapabilityFailed(
+                e.public_message().map(str::to_string),
+            )),
+            Ok(Err(CallFailure::Output)) | Err(_) => Err(Error::CapabilityFailed(None)),
+        }
     }
 }

@@ -460,6 +460,78 @@ async fn cancellation_stops_handlers_and_programs() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_program_leaves_the_runtime_serving() {
+    // A spinning program holds one worker (it may keep the worker's core);
+    // programs on other tasks, with handlers that wait on the runtime's
+    // timers, still run to completion meanwhile.
+    let mut config = Config::default();
+    config.limits.max_steps = u64::MAX;
+    config.limits.max_time = Duration::from_secs(60);
+    let cm = service_with(config);
+    let token = CancellationToken::new();
+    let spin = {
+        let (cm, token) = (cm.clone(), token.clone());
+        tokio::spawn(async move {
+            let source = "def main():\n    x = 0\n    for i in range(1000000000):\n        x += i\n    return x\n";
+            cm.execute(&me(), source, token).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
+    let others: Vec<_> = (0..3)
+        .map(|_| {
+            let cm = cm.clone();
+            tokio::spawn(async move { run(&cm, "conformance.sleep(ms=20)").await })
+        })
+        .collect();
+    for other in others {
+        assert_eq!(other.await.expect("joined"), Ok(r#"{"slept":20}"#.into()));
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!spin.is_finished());
+    token.cancel();
+    let stopped = spin.await.expect("joined");
+    assert_eq!(stopped.unwrap_err().to_string(), "context canceled");
+}
+
+#[test]
+fn dropping_an_execution_stops_its_program_on_the_blocking_pool() {
+    // A current-thread runtime runs programs on its blocking pool, and
+    // dropping the runtime waits for them: it returns at once only if the
+    // dropped execution stopped its program (which would otherwise run
+    // to the 60 s deadline).
+    let mut config = Config::default();
+    config.limits.max_steps = u64::MAX;
+    config.limits.max_time = Duration::from_secs(60);
+    let cm = service_with(config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let start = Instant::now();
+    let spin =
+        "def main():\n    x = 0\n    for i in range(1000000000):\n        x += i\n    return x\n";
+    let timed_out = runtime.block_on(async {
+        let subject = me();
+        let execution = cm.execute(&subject, spin, CancellationToken::new());
+        tokio::time::timeout(Duration::from_millis(100), execution)
+            .await
+            .is_err()
+    });
+    assert!(timed_out);
+    drop(runtime);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn executions_beyond_the_limit_wait_for_a_slot() {
     let config = Config {

@@ -314,7 +314,8 @@ fn long_name_lists_resolve_to_the_first_occurrence() {
     long.extend(["root7".to_string(), "len".to_string()]);
     let long: Vec<&str> = long.iter().map(String::as_str).collect();
     let short = ["a", "len", "b", "len"];
-    let cases: [(&[&str], &str, &[(&str, u32)]); 2] = [
+    type Case<'c> = (&'c [&'c str], &'c str, &'c [(&'c str, u32)]);
+    let cases: [Case; 2] = [
         (
             &long,
             "def main():\n    return len([root7, root199])\n",

@@ -182,13 +182,21 @@ impl FileConfig {
         // Paths in the file are relative to the file, wherever the server
         // is started from.
         let dir = path.parent().unwrap_or(Path::new(""));
-        let beside = |p: &Path| if p.is_relative() { dir.join(p) } else { p.to_path_buf() };
+        let beside = |p: &Path| {
+            if p.is_relative() {
+                dir.join(p)
+            } else {
+                p.to_path_buf()
+            }
+        };
         if let Some(policy) = &mut config.policy {
             policy.file = beside(&policy.file);
         }
         for source in config.catalogs.iter_mut().flatten() {
             if !crate::catalogs::BUILTIN.contains(&source.as_str()) {
-                *source = beside(Path::new(source.as_str())).to_string_lossy().into_owned();
+                *source = beside(Path::new(source.as_str()))
+                    .to_string_lossy()
+                    .into_owned();
             }
         }
         for upstream in &mut config.upstream {
@@ -327,7 +335,10 @@ mod tests {
         let one = dir.join("m/one.json").to_string_lossy().into_owned();
         let catalogs = c.catalogs.expect("catalogs");
         assert_eq!(catalogs, ["demo", one.as_str(), "/abs/two.json"]);
-        assert_eq!(c.upstream[0].cwd.as_deref(), Some(dir.join("work").as_path()));
+        assert_eq!(
+            c.upstream[0].cwd.as_deref(),
+            Some(dir.join("work").as_path())
+        );
         let _ = std::fs::remove_dir_all(&dir);
         let e = FileConfig::from_toml("[policy]\nrule = \"data.x.allow\"\n").expect_err("no file");
         assert!(e.to_string().contains("file"), "{e}");

@@ -16,6 +16,7 @@
 //! when tokens are configured, a valid bearer token (any subject's).
 
 use crate::config::HttpConfig;
+use crate::direct::{self, Direct};
 use crate::mcp::CodeModeServer;
 use crate::telemetry::{self, Metrics};
 use axum::extract::{Request, State};
@@ -23,7 +24,7 @@ use axum::http::uri::Authority;
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
 use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
 use rmcp::service::RequestContext;
@@ -179,43 +180,64 @@ impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
 /// The `Host` values accepted when none are configured (rmcp's default).
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// A host name (lower case, without IPv6 brackets) and an optional port.
-fn authority_parts(authority: &Authority) -> (String, Option<u16>) {
-    let host = authority.host().trim_matches(['[', ']']);
-    (host.to_ascii_lowercase(), authority.port_u16())
+/// A host name (without IPv6 brackets) and an optional port.
+fn authority_parts(authority: &Authority) -> (&str, Option<u16>) {
+    (
+        authority.host().trim_matches(['[', ']']),
+        authority.port_u16(),
+    )
 }
 
-/// Whether a `Host` header value is allowed: an entry without a port
-/// allows the host on any port, one with a port only on that port, and an
-/// empty list allows every host.
-fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
-    if allowed.is_empty() {
-        return true;
+/// A `Host` allow-list, parsed once: an entry without a port allows the
+/// host on any port, one with a port only on that port, and an empty list
+/// allows every host. Host names compare without regard to ASCII case.
+pub(crate) struct Hosts {
+    entries: Vec<(String, Option<u16>)>,
+}
+
+impl Hosts {
+    pub(crate) fn new(allowed: &[String]) -> Hosts {
+        let entries = allowed
+            .iter()
+            .map(|entry| {
+                let entry = entry.trim();
+                match Authority::try_from(entry) {
+                    Ok(a) => {
+                        let (name, port) = authority_parts(&a);
+                        (name.to_ascii_lowercase(), port)
+                    }
+                    Err(_) => (entry.trim_matches(['[', ']']).to_ascii_lowercase(), None),
+                }
+            })
+            .collect();
+        Hosts { entries }
     }
-    let Some(Ok(authority)) = host.map(Authority::try_from) else {
-        return false;
-    };
-    let (host, port) = authority_parts(&authority);
-    allowed.iter().any(|entry| {
-        let entry = entry.trim();
-        let (name, entry_port) = match Authority::try_from(entry) {
-            Ok(a) => authority_parts(&a),
-            Err(_) => (entry.trim_matches(['[', ']']).to_ascii_lowercase(), None),
+
+    /// Whether a `Host` header value is allowed.
+    pub(crate) fn allows(&self, host: Option<&str>) -> bool {
+        if self.entries.is_empty() {
+            return true;
+        }
+        let Some(Ok(authority)) = host.map(Authority::try_from) else {
+            return false;
         };
-        name == host && entry_port.is_none_or(|p| port == Some(p))
-    })
+        let (host, port) = authority_parts(&authority);
+        self.entries.iter().any(|(name, entry_port)| {
+            name.eq_ignore_ascii_case(host) && entry_port.is_none_or(|p| port == Some(p))
+        })
+    }
 }
 
 /// `GET /metrics`: the exposition, for allowed hosts only.
 async fn serve_metrics(
-    State((metrics, hosts)): State<(Metrics, Arc<Vec<String>>)>,
+    State((metrics, hosts)): State<(Metrics, Arc<Hosts>)>,
     request: Request,
 ) -> Response {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|v| v.to_str().ok());
-    if !host_allowed(host, &hosts) {
+    if !hosts.allows(host) {
         return (
             StatusCode::FORBIDDEN,
             "Forbidden: Host header is not allowed",
@@ -247,18 +269,28 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
     if !options.allowed_origins.is_empty() {
         config = config.with_allowed_origins(options.allowed_origins.clone());
     }
-    let mcp = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    );
-    let mut router = Router::new().nest_service("/mcp", mcp);
+    let fallback = {
+        let handler = handler.clone();
+        StreamableHttpService::new(
+            move || Ok(handler.clone()),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        )
+    };
+    let hosts = match &options.allowed_hosts {
+        Some(hosts) => hosts.clone(),
+        None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+    };
+    let hosts = Arc::new(Hosts::new(&hosts));
+    let mcp = Arc::new(Direct {
+        server: handler,
+        fallback,
+        hosts: hosts.clone(),
+        max_body_bytes: MAX_BODY_BYTES,
+    });
+    let mut router = Router::new().nest_service("/mcp", any(direct::serve).with_state(mcp));
     if let Some(metrics) = &options.metrics {
-        let hosts = match &options.allowed_hosts {
-            Some(hosts) => hosts.clone(),
-            None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
-        };
-        let state = (metrics.clone(), Arc::new(hosts));
+        let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));
     }
     let tokens = Arc::new(options.tokens.clone());
@@ -289,6 +321,10 @@ pub async fn serve_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
+        Hosts::new(allowed).allows(host)
+    }
 
     #[test]
     fn hosts_match_like_rmcp() {

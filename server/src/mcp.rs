@@ -15,7 +15,7 @@
 //! handler has [`Metrics`], is counted and timed there by tool and outcome.
 
 use crate::telemetry::{error_outcome, Metrics};
-use codemode_catalog::{CodeMode, Error, Subject, SubjectResolver};
+use codemode_catalog::{CancellationToken, CodeMode, Error, Subject, SubjectResolver};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -212,7 +212,7 @@ impl CodeModeServer {
         tool: &str,
         argument: &str,
         subject: &Subject,
-        context: &RequestContext<RoleServer>,
+        cancel: &CancellationToken,
     ) -> Result<Value, Error> {
         match tool {
             "search_api" => {
@@ -226,7 +226,7 @@ impl CodeModeServer {
             _ => {
                 let data = self
                     .service
-                    .execute(subject, argument, context.ct.clone())
+                    .execute(subject, argument, cancel.clone())
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))
@@ -272,8 +272,31 @@ impl ServerHandler for CodeModeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let resolve = || self.resolver.resolve(&context);
+        self.call(
+            request.name.as_ref(),
+            request.arguments.as_ref(),
+            resolve,
+            &context.ct,
+        )
+        .await
+        .map(Into::into)
+    }
+}
+
+impl CodeModeServer {
+    /// One tool call, whatever the transport: checks the arguments before
+    /// `resolve` gives the subject, serves the tool, and records the span
+    /// and metrics. An unknown tool or ill-formed arguments are a JSON-RPC
+    /// error (see [`well_formed`]); every other outcome is a tool result.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+        resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
-        let tool = request.name.as_ref();
         let Some(property) = property_of(tool) else {
             // The name is the client's: neither logged nor used as a label.
             let span = tracing::info_span!(
@@ -291,7 +314,7 @@ impl ServerHandler for CodeModeServer {
             outcome = tracing::field::Empty,
             duration_us = tracing::field::Empty
         );
-        let argument = match validate(request.arguments.as_ref(), property) {
+        let argument = match validate(arguments, property) {
             Ok(a) => a,
             Err(message) => {
                 self.finish(&span, tool, "invalid_params", started);
@@ -299,15 +322,12 @@ impl ServerHandler for CodeModeServer {
             }
         };
         let outcome = async {
-            let subject = self
-                .resolver
-                .resolve(&context)
-                .map_err(|_| Error::Unauthenticated)?;
-            self.dispatch(tool, argument, &subject, &context).await
+            let subject = resolve().map_err(|_| Error::Unauthenticated)?;
+            self.dispatch(tool, argument, &subject, cancel).await
         }
         .instrument(span.clone())
         .await;
-        let result = match outcome {
+        Ok(match outcome {
             Ok(value) => {
                 self.finish(&span, tool, "ok", started);
                 CallToolResult::structured(value)
@@ -316,9 +336,15 @@ impl ServerHandler for CodeModeServer {
                 self.finish(&span, tool, error_outcome(&e), started);
                 CallToolResult::error(vec![ContentBlock::text(e.to_string())])
             }
-        };
-        Ok(result.into())
+        })
     }
+}
+
+/// Whether a call of `tool` with `arguments` is one that
+/// [`CodeModeServer::call`] answers with a tool result rather than a
+/// JSON-RPC error.
+pub(crate) fn well_formed(tool: &str, arguments: Option<&JsonObject>) -> bool {
+    property_of(tool).is_some_and(|property| validate(arguments, property).is_ok())
 }
 
 /// Serves `service` over stdio with the fixed local subject until the

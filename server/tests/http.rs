@@ -125,6 +125,69 @@ async fn initialize_list_and_call() {
     assert_eq!(invalid["error"]["code"], -32602);
 }
 
+/// Sends `message` as a plain POST (answered directly) and again with a
+/// header rmcp ignores below protocol 2026-07-28 but that sends the request
+/// through rmcp; returns both responses.
+async fn direct_and_rmcp(
+    app: &Router,
+    message: &Value,
+) -> [(StatusCode, axum::http::HeaderMap, Vec<u8>); 2] {
+    let body = message.to_string();
+    let plain = post()
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(body.clone()))
+        .expect("request");
+    let routed = post()
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-name", "x")
+        .body(Body::from(body))
+        .expect("request");
+    [send(app, plain).await, send(app, routed).await]
+}
+
+#[tokio::test]
+async fn direct_answers_are_byte_identical_to_rmcp() {
+    let app = app(HttpOptions::default());
+    let source = "def main():\n    return {\"q\": shipping.quote(weight_grams=10), \"x\": 1.5}\n";
+    let calls = [
+        call(1, "execute", json!({"source": source})),
+        call(
+            2,
+            "execute",
+            json!({"source": "def main():\n    return 1 // 0\n"}),
+        ),
+        call(
+            3,
+            "execute",
+            json!({"source": "def main():\n    return conformance.fail(public=True)\n"}),
+        ),
+        call(4, "search_api", json!({"query": "quote shipping"})),
+        call(5, "describe_api", json!({"name": "shipping.quote"})),
+        call(6, "describe_api", json!({"name": "nope"})),
+        json!({"jsonrpc": "2.0", "id": "s-7", "method": "tools/call",
+               "params": {"name": "execute", "arguments": {"source": "def main():\n    return None\n"}}}),
+        // Not taken directly, but answered the same way whichever path.
+        call(8, "describe_api", json!({"name": 7})),
+        call(9, "nope", json!({})),
+    ];
+    for message in &calls {
+        let [direct, routed] = direct_and_rmcp(&app, message).await;
+        assert_eq!(direct.0, StatusCode::OK, "{message}");
+        assert_eq!(direct.0, routed.0, "{message}");
+        assert_eq!(
+            direct.1.get("content-type"),
+            routed.1.get("content-type"),
+            "{message}"
+        );
+        assert!(direct.1.get("mcp-session-id").is_none());
+        assert_eq!(
+            String::from_utf8_lossy(&direct.2),
+            String::from_utf8_lossy(&routed.2),
+            "{message}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn methods_size_and_host_checks() {
     let app = app(HttpOptions::default());

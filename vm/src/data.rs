@@ -100,6 +100,11 @@ impl Data {
 
     /// Whether the value is deeper than `max` (scalar = 1).
     pub fn depth_exceeds(&self, max: u32) -> bool {
+        // Recursion stops one level below `max`, so it is bounded when `max`
+        // is; deeper limits are walked with an explicit stack.
+        if max <= MAX_CONVERSION_DEPTH {
+            return deeper_than(self, max);
+        }
         let mut stack: Vec<(&Data, u32)> = vec![(self, 1)];
         while let Some((d, depth)) = stack.pop() {
             if depth > max {
@@ -162,6 +167,17 @@ impl Data {
     }
 }
 
+/// Whether `d` is deeper than `max` levels (scalar = 1), recursing at most
+/// `max + 1` levels.
+fn deeper_than(d: &Data, max: u32) -> bool {
+    match d {
+        _ if max == 0 => true,
+        Data::List(items) => items.iter().any(|x| deeper_than(x, max - 1)),
+        Data::Map(entries) => entries.iter().any(|(_, x)| deeper_than(x, max - 1)),
+        _ => false,
+    }
+}
+
 /// Adds the encoded length of `d` to `n`; `false` once `n` exceeds `limit`.
 fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
     // Containers add their parts to `n` as they go; scalars give their size.
@@ -221,19 +237,21 @@ fn str_len(s: &str) -> usize {
         .sum::<usize>()
 }
 
-/// The compact JSON length of a keyword-argument map.
+/// The compact JSON length of a keyword-argument map (as [`Data::encoded_len`]
+/// of the same map).
 pub fn encoded_len_map(entries: &[(String, Data)], limit: usize) -> usize {
-    struct AsMap<'a>(&'a [(String, Data)]);
-    impl Serialize for AsMap<'_> {
-        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-            let mut map = s.serialize_map(Some(self.0.len()))?;
-            for (k, v) in self.0 {
-                map.serialize_entry(k, v)?;
-            }
-            map.end()
+    let mut n = 2 + entries.len().saturating_sub(1) + entries.len();
+    for (k, x) in entries {
+        n = n.saturating_add(str_len(k));
+        if !add_len(x, limit, &mut n) {
+            return limit.saturating_add(1);
         }
     }
-    counted_len(&AsMap(entries), limit)
+    if n <= limit {
+        n
+    } else {
+        limit.saturating_add(1)
+    }
 }
 
 /// Why a value could not become [`Data`].
@@ -442,6 +460,23 @@ mod tests {
     }
 
     #[test]
+    fn keyword_maps_measure_like_maps() {
+        let entries = vec![
+            (
+                "k\"".to_string(),
+                Data::List(vec![Data::Float(0.1), Data::Null]),
+            ),
+            ("".to_string(), Data::Str("x\u{1}".into())),
+        ];
+        let text = Data::Map(entries.clone()).to_json_string();
+        assert_eq!(encoded_len_map(&entries, usize::MAX), text.len());
+        assert_eq!(encoded_len_map(&entries, text.len()), text.len());
+        assert!(encoded_len_map(&entries, text.len() - 1) > text.len() - 1);
+        assert_eq!(encoded_len_map(&[], usize::MAX), 2);
+        assert!(encoded_len_map(&[], 1) > 1);
+    }
+
+    #[test]
     fn depth_counts_scalars_as_one() {
         assert!(!Data::Int(1).depth_exceeds(1));
         let one = Data::List(vec![Data::Int(1)]);
@@ -450,6 +485,17 @@ mod tests {
         assert!(!Data::List(vec![]).depth_exceeds(1));
         let two = Data::List(vec![one]);
         assert!(two.depth_exceeds(2));
+        assert!(!two.depth_exceeds(3));
+        assert!(two.depth_exceeds(0));
+        // Above the recursion bound the explicit stack answers the same.
+        let mut deep = Data::Int(1);
+        for _ in 0..MAX_CONVERSION_DEPTH + 5 {
+            deep = Data::Map(vec![("k".into(), deep)]);
+        }
+        let levels = MAX_CONVERSION_DEPTH + 6;
+        assert!(!deep.depth_exceeds(levels));
+        assert!(deep.depth_exceeds(levels - 1));
+        assert!(deep.depth_exceeds(MAX_CONVERSION_DEPTH));
     }
 
     #[test]
