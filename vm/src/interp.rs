@@ -1138,19 +1138,13 @@ impl<'h> Thread<'h> {
                 Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
                 Instr::Jump { to } => goto!(to),
                 Instr::JumpIfFalse { cond, to } => {
-                    let t = match &reg!(cond) {
-                        Value::Bool(b) => *b,
-                        v => v.truth(),
-                    };
+                    let t = reg!(cond).is_truthy();
                     if !t {
                         goto!(to);
                     }
                 }
                 Instr::JumpIfTrue { cond, to } => {
-                    let t = match &reg!(cond) {
-                        Value::Bool(b) => *b,
-                        v => v.truth(),
-                    };
+                    let t = reg!(cond).is_truthy();
                     if t {
                         goto!(to);
                     }

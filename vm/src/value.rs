@@ -79,6 +79,16 @@ impl<'h> Value<'h> {
         }
     }
 
+    /// Starlark truthiness, with the test of a bool (what a branch almost
+    /// always tests) inlined into the dispatch loops.
+    #[inline(always)]
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            Value::Bool(b) => *b,
+            v => v.truth(),
+        }
+    }
+
     /// Starlark truthiness.
     pub fn truth(&self) -> bool {
         match *self {

@@ -417,19 +417,13 @@ impl<'h> Thread<'h> {
                 Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
                 Instr::Jump { to } => jump!(to),
                 Instr::JumpIfFalse { cond, to } => {
-                    let t = match &reg!(cond) {
-                        Value::Bool(b) => *b,
-                        v => v.truth(),
-                    };
+                    let t = reg!(cond).is_truthy();
                     if !t {
                         jump!(to);
                     }
                 }
                 Instr::JumpIfTrue { cond, to } => {
-                    let t = match &reg!(cond) {
-                        Value::Bool(b) => *b,
-                        v => v.truth(),
-                    };
+                    let t = reg!(cond).is_truthy();
                     if t {
                         jump!(to);
                     }
