@@ -2,23 +2,13 @@
 //! stderr and exit codes of `run`, `search` and `describe`, catalogs from
 //! flags, manifests and config files, limit flags and bad usage.
 
-use std::io::Write;
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn codemode(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn codemode");
-    if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin.as_bytes()).expect("stdin");
-    }
-    child.wait_with_output().expect("codemode runs")
+    common::run_codemode(args, stdin, &[])
 }
 
 fn stdout(o: &Output) -> String {

@@ -5,6 +5,8 @@
 //! failure`, and a missing or broken policy file is a start-up error that
 //! names the file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -36,25 +38,8 @@ fn scratch(test: &str, files: &[(&str, &str)]) -> PathBuf {
 }
 
 fn run(config: &Path, program: &str) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .arg("run")
-        .arg("--config")
-        .arg(config)
-        .arg("-")
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn codemode");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(program.as_bytes())
-        .expect("write the program");
-    child.wait_with_output().expect("wait")
+    let config = config.to_str().expect("a UTF-8 path");
+    common::run_codemode(&["run", "--config", config, "-"], program, &[])
 }
 
 fn stdout(o: &Output) -> String {

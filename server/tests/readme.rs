@@ -2,8 +2,7 @@
 //! `demo` catalog: it must print exactly the result the README shows, so
 //! the documentation cannot drift from the code.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 /// The text between `start` and the next `end` after it.
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
@@ -23,20 +22,7 @@ fn the_readme_agent_program_prints_the_documented_result() {
         .expect("read README.md");
     let program = between(&readme, "```python\n", "```");
     let documented = between(&readme, "One `execute` call returns\n`", "`");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .args(["run", "--catalog", "demo", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn codemode run");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(program.as_bytes())
-        .expect("write program");
-    let out = child.wait_with_output().expect("wait");
+    let out = common::run_codemode(&["run", "--catalog", "demo", "-"], program, &[]);
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert!(out.status.success());
     assert_eq!(

@@ -10,7 +10,8 @@
 mod common;
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -55,22 +56,8 @@ impl Output {
 }
 
 fn codemode(args: &[&str], stdin: &str, envs: &[(&str, &Path)]) -> Output {
-    let mut child = Command::new(CODEMODE)
-        .args(args)
-        .envs(envs.iter().map(|(k, v)| (*k, *v)))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn codemode");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write program");
-    let out = child.wait_with_output().expect("codemode output");
+    let envs: Vec<(&str, &OsStr)> = envs.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let out = common::run_codemode(args, stdin, &envs);
     Output {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -1,13 +1,36 @@
 //! What the MCP tests share: the exact `tools/list` entries of the
 //! specification (descriptions, input and output schemas), and
-//! [`StdioServer`], `codemode serve` on stdio spoken to in raw JSON-RPC.
-//! Each test crate uses part of it.
+//! [`StdioServer`], `codemode serve` on stdio spoken to in raw JSON-RPC,
+//! and [`run_codemode`], one run of the binary. Each test crate uses part
+//! of it.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+
+/// `codemode ARGS` with `stdin` written to its standard input and `env`
+/// added to its environment (`RUST_LOG` removed, so that what it logs does
+/// not depend on the caller's); its whole output.
+pub fn run_codemode(args: &[&str], stdin: &str, env: &[(&str, &OsStr)]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn codemode");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write to codemode's stdin");
+    child.wait_with_output().expect("codemode runs")
+}
 
 /// `codemode serve ARGS` on stdio, initialized, one JSON message per line;
 /// killed when dropped.
