@@ -814,6 +814,13 @@ impl<'h> Thread<'h> {
                 continue;
             }};
         }
+        // An operator with no int fast path.
+        macro_rules! binary {
+            ($dst:expr, $a:expr, $b:expr, $op:expr) => {{
+                let v = tri!(ops::binary(heap, $op, rk!($a), rk!($b)));
+                reg!($dst) = v;
+            }};
+        }
         macro_rules! arith {
             ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
                 // The int result is stored in its own branch: storing a
@@ -1056,22 +1063,10 @@ impl<'h> Thread<'h> {
                 Instr::BitXor { dst, a, b } => {
                     arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(i ^ j))
                 }
-                Instr::Shl { dst, a, b } => {
-                    let v = tri!(ops::binary(heap, BinOp::Shl, rk!(a), rk!(b)));
-                    reg!(dst) = v;
-                }
-                Instr::Shr { dst, a, b } => {
-                    let v = tri!(ops::binary(heap, BinOp::Shr, rk!(a), rk!(b)));
-                    reg!(dst) = v;
-                }
-                Instr::In { dst, a, b } => {
-                    let v = tri!(ops::binary(heap, BinOp::In, rk!(a), rk!(b)));
-                    reg!(dst) = v;
-                }
-                Instr::NotIn { dst, a, b } => {
-                    let v = tri!(ops::binary(heap, BinOp::NotIn, rk!(a), rk!(b)));
-                    reg!(dst) = v;
-                }
+                Instr::Shl { dst, a, b } => binary!(dst, a, b, BinOp::Shl),
+                Instr::Shr { dst, a, b } => binary!(dst, a, b, BinOp::Shr),
+                Instr::In { dst, a, b } => binary!(dst, a, b, BinOp::In),
+                Instr::NotIn { dst, a, b } => binary!(dst, a, b, BinOp::NotIn),
                 Instr::Eq { dst, a, b } => cmp!(dst, a, b, BinOp::Eq, i64::eq),
                 Instr::Ne { dst, a, b } => cmp!(dst, a, b, BinOp::Ne, i64::ne),
                 Instr::Lt { dst, a, b } => cmp!(dst, a, b, BinOp::Lt, i64::lt),

@@ -157,6 +157,20 @@ impl<'h> Thread<'h> {
         }
         // A binary operator: ints in place, the rest (and int overflow)
         // in `ops`, as in the general loop.
+        // `+` and `+=`: ints and strings here, the rest through `$other`.
+        macro_rules! add {
+            ($dst:expr, $a:expr, $b:expr, $other:expr) => {{
+                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
+                    if let Some(r) = i.checked_add(*j) {
+                        int_result!($dst, r)
+                    }
+                }
+                reg!($dst) = match (rk_ref!($a), rk_ref!($b)) {
+                    (Value::Str(x), Value::Str(y)) => tri!(cold_concat(heap, x.text, y.text)),
+                    (x, y) => tri!($other(*x, *y)),
+                }
+            }};
+        }
         macro_rules! int_op {
             ($dst:expr, $a:expr, $b:expr, $f:expr, $op:expr) => {{
                 let r = match (rk_ref!($a), rk_ref!($b)) {
@@ -320,26 +334,10 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::Add { dst, a, b } => {
-                    if let (Value::Int(i), Value::Int(j)) = (rk_ref!(a), rk_ref!(b)) {
-                        if let Some(r) = i.checked_add(*j) {
-                            int_result!(dst, r)
-                        }
-                    }
-                    reg!(dst) = match (rk_ref!(a), rk_ref!(b)) {
-                        (Value::Str(x), Value::Str(y)) => tri!(cold_concat(heap, x.text, y.text)),
-                        (x, y) => tri!(cold_binary(heap, BinOp::Add, *x, *y)),
-                    }
+                    add!(dst, a, b, |x, y| cold_binary(heap, BinOp::Add, x, y))
                 }
                 Instr::InplaceAdd { dst, a, b } => {
-                    if let (Value::Int(i), Value::Int(j)) = (rk_ref!(a), rk_ref!(b)) {
-                        if let Some(r) = i.checked_add(*j) {
-                            int_result!(dst, r)
-                        }
-                    }
-                    reg!(dst) = match (rk_ref!(a), rk_ref!(b)) {
-                        (Value::Str(x), Value::Str(y)) => tri!(cold_concat(heap, x.text, y.text)),
-                        (x, y) => tri!(cold_inplace_add(heap, *x, *y)),
-                    }
+                    add!(dst, a, b, |x, y| cold_inplace_add(heap, x, y))
                 }
                 Instr::Sub { dst, a, b } => int_op!(dst, a, b, i64::checked_sub, BinOp::Sub),
                 Instr::Mul { dst, a, b } => int_op!(dst, a, b, i64::checked_mul, BinOp::Mul),
