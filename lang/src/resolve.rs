@@ -35,7 +35,7 @@ use crate::ast::{
 };
 use crate::diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 use bumpalo::Bump;
-use std::collections::hash_map::{Entry, RandomState};
+use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 
@@ -80,6 +80,13 @@ const FILE: BlockId = 0;
 type BlockId = u32;
 type BindId = u32;
 type FuncId = u32;
+/// An interned name: every distinct identifier of the module gets one, the
+/// first time the walk meets it, so that the tables below are keyed by
+/// small integers instead of hashing and comparing text on every lookup.
+type Sym = u32;
+
+/// No binding (in the per-name tables).
+const NONE: BindId = BindId::MAX;
 
 /// A hash of short strings that is fast (identifiers are hashed several
 /// times per use) yet seeded per run, so that a hostile program cannot
@@ -140,6 +147,58 @@ impl Hasher for FxHasher {
 }
 
 type Map<'k, V> = HashMap<&'k str, V, SeededHash>;
+
+/// Hashes the (block, name) keys of [`Resolver::bindings`]: one seeded
+/// folded multiply, which mixes every bit of the key into the bucket
+/// index and the tag (a plain multiply would leave the index a function of
+/// the name alone).
+#[derive(Clone, Copy)]
+struct KeyHash(u64);
+
+impl BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.0)
+    }
+}
+
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; stay correct for anything else.
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, k: u64) {
+        let p = u128::from(k ^ self.0) * u128::from(FxHasher::K);
+        self.0 = (p as u64) ^ ((p >> 64) as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The key of a name bound (or memoized) in a block.
+#[inline]
+fn key(block: BlockId, sym: Sym) -> u64 {
+    (u64::from(block) << 32) | u64::from(sym)
+}
+
+/// What the resolver knows about one distinct name.
+#[derive(Clone, Copy)]
+struct SymInfo<'a> {
+    name: &'a str,
+    /// Its global binding, or [`NONE`].
+    global: BindId,
+    /// Its memoized predeclared or universal binding, or [`NONE`].
+    builtin: BindId,
+}
 
 /// The predeclared or universal names, searched by name. A short list is
 /// scanned (each name is looked up once per program, then memoized), which
@@ -212,17 +271,17 @@ impl Kind {
 /// One variable. Uses refer to it by id, so that turning a local into a
 /// cell later changes every use at once.
 #[derive(Clone, Copy, Debug)]
-struct Bind<'a> {
+struct Bind {
     kind: Kind,
     /// Slot of a local/cell, free-variable index, global slot, or index
     /// into the predeclared/universal list.
     index: u32,
-    name: &'a str,
+    sym: Sym,
     /// Where it is first bound (unused for predeclared/universal names).
     pos: Pos,
 }
 
-impl Bind<'_> {
+impl Bind {
     fn to_binding(self) -> Binding {
         match self.kind {
             Kind::Undefined => Binding::Unresolved,
@@ -241,6 +300,7 @@ impl Bind<'_> {
 struct Use<'a> {
     id: &'a Ident<'a>,
     env: BlockId,
+    sym: Sym,
 }
 
 /// A lexical block: the file, a function, or a comprehension. Blocks are
@@ -275,15 +335,16 @@ struct Resolver<'a, 'n> {
     /// lookups of outer names, as starlark-go memoizes them: the "did you
     /// mean" hint draws on these. One table for all blocks, so that a block
     /// costs no allocation of its own.
-    bindings: HashMap<(BlockId, &'a str), BindId, SeededHash>,
+    bindings: HashMap<u64, BindId, KeyHash>,
+    /// The interned names, by text.
+    syms: Map<'a, Sym>,
+    /// Each interned name's text, global and builtin binding.
+    sym_info: Vec<SymInfo<'a>>,
     env: BlockId,
-    binds: Vec<Bind<'a>>,
+    binds: Vec<Bind>,
     funcs: Vec<Func<'a>>,
-    globals: Map<'a, BindId>,
     module_globals: Vec<BindId>,
     module_locals: Vec<BindId>,
-    /// Memo of predeclared and universal bindings by name.
-    builtins: Map<'a, BindId>,
     /// Identifiers bound to a local, which may still become a cell: their
     /// binding is rewritten at the end if it did. Every other binding is
     /// final when found and written at once (while the node is in cache).
@@ -318,14 +379,14 @@ impl<'a, 'n> Resolver<'a, 'n> {
             predeclared: NameList::new(names.predeclared, hash),
             universal: NameList::new(names.universal, hash),
             blocks,
-            bindings: HashMap::with_capacity_and_hasher(expected / 16, hash),
+            bindings: HashMap::with_capacity_and_hasher(expected / 16, KeyHash(hash.0)),
+            syms: Map::with_capacity_and_hasher(expected / 64, hash),
+            sym_info: Vec::with_capacity(expected / 64),
             env: FILE,
             binds: Vec::with_capacity(expected / 16),
             funcs: Vec::new(),
-            globals: Map::with_hasher(hash),
             module_globals: Vec::new(),
             module_locals: Vec::new(),
-            builtins: Map::with_hasher(hash),
             maybe_cells: Vec::with_capacity(expected / 16),
             loops: 0,
             ifs: 0,
@@ -342,15 +403,34 @@ impl<'a, 'n> Resolver<'a, 'n> {
         }
     }
 
-    fn new_bind(&mut self, kind: Kind, index: u32, name: &'a str, pos: Pos) -> BindId {
+    fn new_bind(&mut self, kind: Kind, index: u32, sym: Sym, pos: Pos) -> BindId {
         let id = self.binds.len() as BindId;
         self.binds.push(Bind {
             kind,
             index,
-            name,
+            sym,
             pos,
         });
         id
+    }
+
+    /// The interned name of `name`.
+    fn intern(&mut self, name: &'a str) -> Sym {
+        let next = self.sym_info.len() as Sym;
+        let sym = *self.syms.entry(name).or_insert(next);
+        if sym == next {
+            self.sym_info.push(SymInfo {
+                name,
+                global: NONE,
+                builtin: NONE,
+            });
+        }
+        sym
+    }
+
+    /// The text of a binding's name.
+    fn name_of(&self, b: BindId) -> &'a str {
+        self.sym_info[self.binds[b as usize].sym as usize].name
     }
 
     fn push_block(&mut self, func: Option<FuncId>) -> BlockId {
@@ -400,9 +480,10 @@ impl<'a, 'n> Resolver<'a, 'n> {
         if self.env != FILE {
             return self.bind_local(id, pos);
         }
-        let existing = match self.bindings.get(&(FILE, id.name)) {
+        let sym = self.intern(id.name);
+        let existing = match self.bindings.get(&key(FILE, sym)) {
             Some(&b) => Some(b),
-            None => self.globals.get(id.name).copied(),
+            None => Some(self.sym_info[sym as usize].global).filter(|&b| b != NONE),
         };
         let b = match existing {
             Some(b) => {
@@ -421,8 +502,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
             }
             None => {
                 let index = self.module_globals.len() as u32;
-                let b = self.new_bind(Kind::Global, index, id.name, pos);
-                self.globals.insert(id.name, b);
+                let b = self.new_bind(Kind::Global, index, sym, pos);
+                self.sym_info[sym as usize].global = b;
                 self.module_globals.push(b);
                 b
             }
@@ -436,7 +517,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
     /// already bound the name.
     fn bind_local(&mut self, id: &'a Ident<'a>, pos: Pos) -> bool {
         let env = self.env;
-        let existed = self.bindings.contains_key(&(env, id.name));
+        let sym = self.intern(id.name);
+        let existed = self.bindings.contains_key(&key(env, sym));
         if !existed {
             let container = self.blocks[env as usize].container;
             let locals = match self.blocks[container as usize].func {
@@ -444,14 +526,14 @@ impl<'a, 'n> Resolver<'a, 'n> {
                 None => &self.module_locals,
             };
             let index = locals.len() as u32;
-            let b = self.new_bind(Kind::Local, index, id.name, pos);
+            let b = self.new_bind(Kind::Local, index, sym, pos);
             match self.blocks[container as usize].func {
                 Some(f) => self.funcs[f as usize].locals.push(b),
                 None => self.module_locals.push(b),
             }
-            self.bindings.insert((env, id.name), b);
+            self.bindings.insert(key(env, sym), b);
         }
-        self.use_ident(id);
+        self.use_sym(id, sym);
         existed
     }
 
@@ -467,9 +549,17 @@ impl<'a, 'n> Resolver<'a, 'n> {
     /// A use of `id` in the current block, resolved when its function ends
     /// (locals) or at the end of the module (everything else).
     fn use_ident(&mut self, id: &'a Ident<'a>) {
+        let sym = self.intern(id.name);
+        self.use_sym(id, sym);
+    }
+
+    /// [`Resolver::use_ident`] of an identifier already interned.
+    fn use_sym(&mut self, id: &'a Ident<'a>, sym: Sym) {
         let env = self.env;
         let container = self.blocks[env as usize].container;
-        self.blocks[container as usize].uses.push(Use { id, env });
+        self.blocks[container as usize]
+            .uses
+            .push(Use { id, env, sym });
     }
 
     // ---- statements -------------------------------------------------------
@@ -1005,7 +1095,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
     fn lookup_local(&self, u: &Use<'a>) -> Option<BindId> {
         let mut env = u.env;
         loop {
-            if let Some(&b) = self.bindings.get(&(env, u.id.name)) {
+            if let Some(&b) = self.bindings.get(&key(env, u.sym)) {
                 return Some(b);
             }
             let block = &self.blocks[env as usize];
@@ -1039,8 +1129,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
         if env == FILE {
             return self.lookup_top_level(u);
         }
-        let name = u.id.name;
-        if let Some(&b) = self.bindings.get(&(env, name)) {
+        if let Some(&b) = self.bindings.get(&key(env, u.sym)) {
             return b;
         }
         let parent = self.blocks[env as usize].parent;
@@ -1054,10 +1143,10 @@ impl<'a, 'n> Resolver<'a, 'n> {
                 let freevars = &mut self.funcs[f as usize].freevars;
                 let index = freevars.len() as u32;
                 freevars.push(b);
-                b = self.new_bind(Kind::Free, index, outer.name, outer.pos);
+                b = self.new_bind(Kind::Free, index, outer.sym, outer.pos);
             }
         }
-        self.bindings.insert((env, name), b);
+        self.bindings.insert(key(env, u.sym), b);
         b
     }
 
@@ -1066,40 +1155,39 @@ impl<'a, 'n> Resolver<'a, 'n> {
     /// universal, or undefined.
     fn lookup_top_level(&mut self, u: &Use<'a>) -> BindId {
         let name = u.id.name;
-        if let Some(&b) = self.bindings.get(&(FILE, name)) {
+        if let Some(&b) = self.bindings.get(&key(FILE, u.sym)) {
             return b;
         }
-        if let Some(&b) = self.globals.get(name) {
-            return b;
+        let info = self.sym_info[u.sym as usize];
+        if info.global != NONE {
+            return info.global;
+        }
+        if info.builtin != NONE {
+            return info.builtin;
         }
         let pos = u.id.span.start;
-        let (kind, index) = match self.builtins.entry(name) {
-            Entry::Occupied(e) => return *e.get(),
-            Entry::Vacant(_) => {
-                if let Some(i) = self.predeclared.get(name) {
-                    (Kind::Predeclared, i)
-                } else if name == "set" {
-                    // Reserved: never available, whatever the universe says.
-                    self.error(pos, || NO_SETS.into());
-                    (Kind::Undefined, 0)
-                } else if let Some(i) = self.universal.get(name) {
-                    (Kind::Universal, i)
-                } else {
-                    if self.error.is_none() {
-                        let hint = match self.spellcheck(u) {
-                            Some(near) => format!(" (did you mean {near}?)"),
-                            None => String::new(),
-                        };
-                        self.error(pos, || format!("undefined: {name}{hint}"));
-                    }
-                    // Not memoized here, as in starlark-go (the function
-                    // block memoizes it).
-                    return self.new_bind(Kind::Undefined, 0, name, pos);
-                }
+        let (kind, index) = if let Some(i) = self.predeclared.get(name) {
+            (Kind::Predeclared, i)
+        } else if name == "set" {
+            // Reserved: never available, whatever the universe says.
+            self.error(pos, || NO_SETS.into());
+            (Kind::Undefined, 0)
+        } else if let Some(i) = self.universal.get(name) {
+            (Kind::Universal, i)
+        } else {
+            if self.error.is_none() {
+                let hint = match self.spellcheck(u) {
+                    Some(near) => format!(" (did you mean {near}?)"),
+                    None => String::new(),
+                };
+                self.error(pos, || format!("undefined: {name}{hint}"));
             }
+            // Not memoized here, as in starlark-go (the function
+            // block memoizes it).
+            return self.new_bind(Kind::Undefined, 0, u.sym, pos);
         };
-        let b = self.new_bind(kind, index, name, pos);
-        self.builtins.insert(name, b);
+        let b = self.new_bind(kind, index, u.sym, pos);
+        self.sym_info[u.sym as usize].builtin = b;
         b
     }
 
@@ -1116,14 +1204,10 @@ impl<'a, 'n> Resolver<'a, 'n> {
         let mut names: Vec<&'a str> = self
             .bindings
             .keys()
-            .filter(|(block, _)| chain.contains(block))
-            .map(|&(_, name)| name)
+            .filter(|&&k| chain.contains(&((k >> 32) as BlockId)))
+            .map(|&k| self.sym_info[k as u32 as usize].name)
             .collect();
-        names.extend(
-            self.module_globals
-                .iter()
-                .map(|&b| self.binds[b as usize].name),
-        );
+        names.extend(self.module_globals.iter().map(|&b| self.name_of(b)));
         names.sort_unstable();
         nearest(u.id.name, &names)
     }
@@ -1143,7 +1227,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             arena.alloc_slice_fill_iter(slots.iter().map(|&b| {
                 let bind = binds[b as usize];
                 Local {
-                    name: bind.name,
+                    name: self.sym_info[bind.sym as usize].name,
                     pos: bind.pos,
                     is_cell: bind.kind == Kind::Cell,
                 }
@@ -1153,7 +1237,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             let freevars = arena.alloc_slice_fill_iter(f.freevars.iter().map(|&b| {
                 let bind = binds[b as usize];
                 FreeVar {
-                    name: bind.name,
+                    name: self.sym_info[bind.sym as usize].name,
                     pos: bind.pos,
                     outer: bind.to_binding(),
                 }
@@ -1169,8 +1253,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
             locals: locals(&self.module_locals),
             freevars: &[],
         });
-        let globals = arena
-            .alloc_slice_fill_iter(self.module_globals.iter().map(|&b| binds[b as usize].name));
+        let globals =
+            arena.alloc_slice_fill_iter(self.module_globals.iter().map(|&b| self.name_of(b)));
         let _ = module.globals.set(globals);
     }
 }
