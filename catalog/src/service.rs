@@ -23,7 +23,7 @@ use crate::capability::CallFailure;
 use crate::catalog::{Catalog, Description};
 use crate::error::Error;
 use crate::search::{SearchError, SearchLimits, SearchResponse};
-use codemode_vm::{Data, ExecError, Host, HostCall, Limits};
+use codemode_vm::{Capabilities, Data, ExecError, Host, HostCall, Limits};
 use futures_util::FutureExt;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -70,18 +70,19 @@ struct Inner {
     slots: Arc<Semaphore>,
 }
 
-/// One catalog and its names, as an execution sees it from start to end.
+/// One catalog and its capability tree (built once, shared by every
+/// execution), as an execution sees it from start to end.
 struct Snapshot {
     catalog: Arc<Catalog>,
-    names: Vec<String>,
+    capabilities: Capabilities,
 }
 
 impl Snapshot {
     fn new(catalog: Catalog) -> Arc<Snapshot> {
-        let names = catalog.names().map(str::to_string).collect();
+        let capabilities = Capabilities::new(catalog.names());
         Arc::new(Snapshot {
             catalog: Arc::new(catalog),
-            names,
+            capabilities,
         })
     }
 }
@@ -260,8 +261,13 @@ fn run(
         deadline: start + inner.config.limits.max_time,
         inline,
     };
-    let names: Vec<&str> = snapshot.names.iter().map(String::as_str).collect();
-    codemode_vm::execute(source, &names, &bridge, &inner.config.limits, Some(flag))
+    codemode_vm::execute_with(
+        source,
+        &snapshot.capabilities,
+        &bridge,
+        &inner.config.limits,
+        Some(flag),
+    )
 }
 
 /// Programs running right now on a worker thread that kept its core, in

@@ -10,6 +10,7 @@
 
 use crate::budget::{Budget, Limits};
 use crate::builtins;
+use crate::capabilities::Capabilities;
 use crate::compile::compile_module;
 use crate::data::{self, ConvertError, Data};
 use crate::error::{Error, ErrorKind, LimitKind};
@@ -19,7 +20,6 @@ use crate::value::*;
 use bumpalo::Bump;
 use codemode_lang::{LineIndex, Names, FILE_NAME};
 use std::any::Any;
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -84,9 +84,24 @@ impl<H: Host> DynHost for HostAdapter<'_, H> {
 
 /// Runs `source` with the capabilities named in `capabilities` (dotted
 /// names) served by `host`. `cancel`, when raised, stops the program.
+/// (Builds the capability tree for this one run: a host that runs many
+/// programs over the same capabilities builds [`Capabilities`] once and
+/// calls [`execute_with`].)
 pub fn execute<H: Host>(
     source: &str,
     capabilities: &[&str],
+    host: &H,
+    limits: &Limits,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<Data, ExecError<H::Error>> {
+    let capabilities = Capabilities::new(capabilities.iter().copied());
+    execute_with(source, &capabilities, host, limits, cancel)
+}
+
+/// [`execute`] over a capability tree built in advance.
+pub fn execute_with<H: Host>(
+    source: &str,
+    capabilities: &Capabilities,
     host: &H,
     limits: &Limits,
     cancel: Option<Arc<AtomicBool>>,
@@ -103,13 +118,13 @@ pub fn execute<H: Host>(
 
 fn run<'h>(
     source: &'h str,
-    capabilities: &[&str],
+    capabilities: &'h Capabilities,
     host: &'h dyn DynHost,
     bump: &'h Bump,
     budget: &'h Budget,
 ) -> Result<Data, Error> {
     let heap = Heap::new(bump, budget);
-    let (root_names, roots) = namespaces(heap, capabilities)?;
+    let (root_names, roots) = (capabilities.root_names(), capabilities.root_values());
     let (universe_names, universe_values) = builtins::universe();
     let universe_values = &universe_values[..];
     let names = Names {
@@ -161,7 +176,8 @@ pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String
     let budget = Budget::new(Limits::default(), Instant::now(), None);
     let heap = Heap::new(&bump, &budget);
     let render = |e: Error| classify::<()>(e, source).to_string();
-    let (root_names, roots) = namespaces(heap, capabilities).map_err(render)?;
+    let capabilities = Capabilities::new(capabilities.iter().copied());
+    let (root_names, roots) = (capabilities.root_names(), capabilities.root_values());
     let (universe_names, universe_values) = builtins::universe();
     let names = Names {
         predeclared: &root_names,
@@ -171,79 +187,6 @@ pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String
         .map_err(|d| format!("invalid program: {}", d.render(source)))?;
     let code = compile_module(heap, module, &roots, &universe_values).map_err(render)?;
     Ok(code.disassemble())
-}
-
-/// Builds the namespace values of the capability roots: the sorted
-/// distinct first segments of the dotted names, each a tree of namespaces
-/// whose leaves are capabilities.
-fn namespaces<'h>(
-    heap: Heap<'h>,
-    capabilities: &[&str],
-) -> Result<(Vec<&'h str>, Vec<Value<'h>>), Error> {
-    let mut names: Vec<&'h str> = Vec::new();
-    let mut roots: Vec<Value<'h>> = Vec::new();
-    let mut sorted: Vec<&str> = capabilities.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    for full in sorted {
-        let full: &'h str = heap.bump.alloc_str(full);
-        let mut parts = full.split('.');
-        let Some(first) = parts.next() else { continue };
-        let rest: Vec<&'h str> = parts.collect();
-        if rest.is_empty() {
-            continue;
-        }
-        let root = match names.iter().position(|n| *n == first) {
-            Some(i) => roots[i],
-            None => {
-                let ns = heap.alloc(NamespaceObj {
-                    path: first,
-                    members: RefCell::new(bumpalo::collections::Vec::new_in(heap.bump)),
-                })?;
-                names.push(first);
-                roots.push(Value::Namespace(ns));
-                Value::Namespace(ns)
-            }
-        };
-        let Value::Namespace(mut ns) = root else {
-            continue;
-        };
-        let mut prefix_len = first.len();
-        for (k, part) in rest.iter().enumerate() {
-            prefix_len += 1 + part.len();
-            let last = k + 1 == rest.len();
-            let existing = ns.attr(part);
-            let next = match (existing, last) {
-                (Some(v), false) => v,
-                (_, true) => {
-                    let cap = Value::Capability(heap.alloc(CapabilityObj { name: full })?);
-                    insert_member(ns, part, cap);
-                    cap
-                }
-                (None, false) => {
-                    let child = Value::Namespace(heap.alloc(NamespaceObj {
-                        path: &full[..prefix_len],
-                        members: RefCell::new(bumpalo::collections::Vec::new_in(heap.bump)),
-                    })?);
-                    insert_member(ns, part, child);
-                    child
-                }
-            };
-            match next {
-                Value::Namespace(n) => ns = n,
-                _ => break,
-            }
-        }
-    }
-    Ok((names, roots))
-}
-
-fn insert_member<'h>(ns: &NamespaceObj<'h>, name: &'h str, v: Value<'h>) {
-    let mut members = ns.members.borrow_mut();
-    match members.binary_search_by(|(n, _)| (*n).cmp(name)) {
-        Ok(i) => members[i].1 = v,
-        Err(i) => members.insert(i, (name, v)),
-    }
 }
 
 /// Freezes everything reachable from the globals.

@@ -483,7 +483,7 @@ impl<'h> Thread<'h> {
             Value::BoundMethod(m) => {
                 self.call_builtin(m.method, Some(m.receiver), positional, named)
             }
-            Value::Capability(c) => self.call_capability(c.name, positional, named),
+            Value::Capability(c) => self.call_capability(&c.name, positional, named),
             Value::Function(_) => self.call(f, positional, named),
             _ => Err(Error::msg(format!(
                 "invalid call of non-function ({})",

@@ -10,6 +10,7 @@
 
 pub mod budget;
 pub mod builtins;
+pub mod capabilities;
 pub mod compile;
 pub mod data;
 pub mod dict;
@@ -24,6 +25,7 @@ pub mod value;
 pub mod verify;
 
 pub use budget::Limits;
+pub use capabilities::Capabilities;
 pub use data::Data;
 pub use error::LimitKind;
-pub use exec::{disassemble, execute, ExecError, Host, HostCall};
+pub use exec::{disassemble, execute, execute_with, ExecError, Host, HostCall};

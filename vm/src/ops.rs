@@ -1213,8 +1213,8 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
         Value::Builtin(b) => addr(b as *const _ as *const ()),
         Value::BoundMethod(m) => addr(m as *const _ as *const ()),
         Value::Module(m) => addr(m as *const _ as *const ()),
-        Value::Namespace(n) => fold(hash_state().hash_one(n.path)),
-        Value::Capability(c) => fold(hash_state().hash_one(c.name)),
+        Value::Namespace(n) => fold(hash_state().hash_one(&*n.path)),
+        Value::Capability(c) => fold(hash_state().hash_one(&*c.name)),
         Value::Cell(c) => addr(c as *const _ as *const ()),
         Value::Iter(i) => addr(i as *const _ as *const ()),
     })

@@ -9,6 +9,7 @@
 //! before every mutation.
 
 use crate::builtins::BuiltinFn;
+use crate::capabilities::{Capability, Namespace};
 use crate::dict::DictMap;
 use crate::error::{Error, Result};
 use bumpalo::collections::Vec as BumpVec;
@@ -37,9 +38,9 @@ pub enum Value<'h> {
     /// A built-in module value (`json`, `math`).
     Module(&'static crate::builtins::ModuleDef),
     /// A capability namespace (`records` in `records.lookup`).
-    Namespace(&'h NamespaceObj<'h>),
+    Namespace(&'h Namespace),
     /// A callable capability (`records.lookup`).
-    Capability(&'h CapabilityObj<'h>),
+    Capability(&'h Capability),
     /// An element view of a string or bytes (`s.elems()`, `s.codepoints()`,
     /// ...): iterable only.
     Elems(&'h ElemsObj<'h>),
@@ -311,32 +312,6 @@ pub struct FunctionObj<'h> {
 pub struct BoundMethodObj<'h> {
     pub receiver: Value<'h>,
     pub method: &'static BuiltinFn,
-}
-
-/// A capability namespace: the capabilities and sub-namespaces under a
-/// dotted prefix.
-pub struct NamespaceObj<'h> {
-    /// The dotted prefix, e.g. `records` or `github.pulls`.
-    pub path: &'h str,
-    /// Attribute names in sorted order with their values. An arena vector:
-    /// the arena never runs destructors, so a std `Vec` here would leak.
-    pub members: RefCell<BumpVec<'h, (&'h str, Value<'h>)>>,
-}
-
-impl<'h> NamespaceObj<'h> {
-    pub fn attr(&self, name: &str) -> Option<Value<'h>> {
-        let members = self.members.borrow();
-        members
-            .binary_search_by(|(n, _)| (*n).cmp(name))
-            .ok()
-            .map(|i| members[i].1)
-    }
-}
-
-/// A callable capability.
-pub struct CapabilityObj<'h> {
-    /// The dotted name, e.g. `records.lookup`.
-    pub name: &'h str,
 }
 
 /// A cell holding a captured variable.

@@ -190,7 +190,7 @@ fn dict<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// The attribute names of `v`, sorted, as `dir` lists them.
 pub fn attr_names(v: Value<'_>) -> Vec<&str> {
     match v {
-        Value::Namespace(ns) => ns.members.borrow().iter().map(|(n, _)| *n).collect(),
+        Value::Namespace(ns) => ns.names().collect(),
         Value::Module(m) => m.members.iter().map(|(n, _)| *n).collect(),
         _ => super::methods_of(v).iter().map(|b| b.name).collect(),
     }
