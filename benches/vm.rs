@@ -10,6 +10,9 @@
 //! on the runtime, result conversion, serialization).
 //! `execute_agent_20_lines_vm` is the VM's share of it: `execute` with a
 //! host that answers the same calls with the demo catalog's data directly.
+//! `execute_agent_20_lines_github_catalog` is the first again with the
+//! GitHub manifest's 1,223 capabilities loaded beside `demo`: the latency
+//! must not grow with the size of the catalog.
 
 mod common;
 
@@ -113,6 +116,27 @@ fn execute_latency(c: &mut Criterion) {
     assert_eq!(run(&src), AGENT_RESULT);
     c.bench_function("execute_agent_20_lines", |b| {
         b.iter(|| run(black_box(&src)))
+    });
+
+    let github = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/github-rest-catalog.json"
+    );
+    let large = catalogs::load(
+        &["demo".to_string(), github.to_string()],
+        &[],
+        Default::default(),
+    )
+    .expect("demo and GitHub catalogs");
+    let run_large = |src: &str| -> String {
+        let data = runtime
+            .block_on(large.execute(&subject, src, CancellationToken::new()))
+            .expect("agent program");
+        serde_json::to_string(&data).expect("json")
+    };
+    assert_eq!(run_large(&src), AGENT_RESULT);
+    c.bench_function("execute_agent_20_lines_github_catalog", |b| {
+        b.iter(|| run_large(black_box(&src)))
     });
 
     let caps = ["records.lookup", "records.search", "records.status"];

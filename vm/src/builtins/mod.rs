@@ -70,96 +70,59 @@ impl<'h> Args<'h, '_> {
     }
 }
 
-/// The names of the universe, in a fixed order, and their values (same
-/// order). The resolver receives the names; the compiler the values.
-pub fn universe<'h>() -> (&'static [&'static str], Vec<Value<'h>>) {
-    let values = UNIVERSE_NAMES
-        .iter()
-        .map(|n| universe_value(n).unwrap_or(Value::None))
-        .collect();
-    (UNIVERSE_NAMES, values)
+/// Defines the universe from one list of names and values, so that the
+/// two can never disagree: [`UNIVERSE_NAMES`] (what the resolver sees) and
+/// [`universe`] (what the compiler loads, in the same order).
+macro_rules! universe {
+    ($($name:literal => $value:expr,)*) => {
+        /// The universe's names: exactly the top level of the tool reference.
+        pub const UNIVERSE_NAMES: &[&str] = &[$($name),*];
+
+        /// The names of the universe, in a fixed order, and their values
+        /// (same order). The resolver receives the names; the compiler the
+        /// values.
+        pub fn universe<'h>() -> (&'static [&'static str], [Value<'h>; UNIVERSE_NAMES.len()]) {
+            (UNIVERSE_NAMES, [$($value),*])
+        }
+    };
 }
 
-/// The universe's names: exactly the top level of the tool reference.
-pub const UNIVERSE_NAMES: &[&str] = &[
-    "False",
-    "None",
-    "True",
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "bytes",
-    "chr",
-    "dict",
-    "dir",
-    "enumerate",
-    "fail",
-    "float",
-    "getattr",
-    "hasattr",
-    "hash",
-    "int",
-    "json",
-    "len",
-    "list",
-    "math",
-    "max",
-    "min",
-    "ord",
-    "print",
-    "range",
-    "repr",
-    "reversed",
-    "sorted",
-    "str",
-    "sum",
-    "tuple",
-    "type",
-    "zip",
-];
-
-fn universe_value<'h>(name: &str) -> Option<Value<'h>> {
-    use universe as u;
-    let f: &'static BuiltinFn = match name {
-        "False" => return Some(Value::Bool(false)),
-        "None" => return Some(Value::None),
-        "True" => return Some(Value::Bool(true)),
-        "json" => return Some(Value::Module(&json::MODULE)),
-        "math" => return Some(Value::Module(&math::MODULE)),
-        "abs" => &u::ABS,
-        "all" => &u::ALL,
-        "any" => &u::ANY,
-        "bool" => &u::BOOL,
-        "bytes" => &u::BYTES,
-        "chr" => &u::CHR,
-        "dict" => &u::DICT,
-        "dir" => &u::DIR,
-        "enumerate" => &u::ENUMERATE,
-        "fail" => &u::FAIL,
-        "float" => &u::FLOAT,
-        "getattr" => &u::GETATTR,
-        "hasattr" => &u::HASATTR,
-        "hash" => &u::HASH,
-        "int" => &u::INT,
-        "len" => &u::LEN,
-        "list" => &u::LIST,
-        "max" => &u::MAX,
-        "min" => &u::MIN,
-        "ord" => &u::ORD,
-        "print" => &u::PRINT,
-        "range" => &u::RANGE,
-        "repr" => &u::REPR,
-        "reversed" => &u::REVERSED,
-        "sorted" => &u::SORTED,
-        "str" => &u::STR,
-        "sum" => &u::SUM,
-        "tuple" => &u::TUPLE,
-        "type" => &u::TYPE,
-        "zip" => &u::ZIP,
-        _ => return None,
-    };
-    Some(Value::Builtin(f))
+universe! {
+    "False" => Value::Bool(false),
+    "None" => Value::None,
+    "True" => Value::Bool(true),
+    "abs" => Value::Builtin(&universe::ABS),
+    "all" => Value::Builtin(&universe::ALL),
+    "any" => Value::Builtin(&universe::ANY),
+    "bool" => Value::Builtin(&universe::BOOL),
+    "bytes" => Value::Builtin(&universe::BYTES),
+    "chr" => Value::Builtin(&universe::CHR),
+    "dict" => Value::Builtin(&universe::DICT),
+    "dir" => Value::Builtin(&universe::DIR),
+    "enumerate" => Value::Builtin(&universe::ENUMERATE),
+    "fail" => Value::Builtin(&universe::FAIL),
+    "float" => Value::Builtin(&universe::FLOAT),
+    "getattr" => Value::Builtin(&universe::GETATTR),
+    "hasattr" => Value::Builtin(&universe::HASATTR),
+    "hash" => Value::Builtin(&universe::HASH),
+    "int" => Value::Builtin(&universe::INT),
+    "json" => Value::Module(&json::MODULE),
+    "len" => Value::Builtin(&universe::LEN),
+    "list" => Value::Builtin(&universe::LIST),
+    "math" => Value::Module(&math::MODULE),
+    "max" => Value::Builtin(&universe::MAX),
+    "min" => Value::Builtin(&universe::MIN),
+    "ord" => Value::Builtin(&universe::ORD),
+    "print" => Value::Builtin(&universe::PRINT),
+    "range" => Value::Builtin(&universe::RANGE),
+    "repr" => Value::Builtin(&universe::REPR),
+    "reversed" => Value::Builtin(&universe::REVERSED),
+    "sorted" => Value::Builtin(&universe::SORTED),
+    "str" => Value::Builtin(&universe::STR),
+    "sum" => Value::Builtin(&universe::SUM),
+    "tuple" => Value::Builtin(&universe::TUPLE),
+    "type" => Value::Builtin(&universe::TYPE),
+    "zip" => Value::Builtin(&universe::ZIP),
 }
 
 /// The methods of values like `v`, sorted by name (empty for types
