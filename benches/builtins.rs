@@ -3,6 +3,11 @@
 //! `benches/programs/`; `benches/compare.py` runs the same work under
 //! CPython (with `.py` twins where Starlark's json differs from Python's).
 
+/// The allocator the `codemode` binary ships with, so that the figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use codemode::vm::{execute, Data, Host, HostCall, Limits};

@@ -6,6 +6,11 @@
 //!
 //! Run with `cargo bench --bench parse`.
 
+/// The allocator the `codemode` binary ships with, so that the figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use bumpalo::Bump;
 use codemode_lang::{check, parse, Names};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

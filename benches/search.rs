@@ -3,6 +3,11 @@
 //! latency of typical agent queries (targets: build ≤ 50 ms, median query
 //! ≤ 20 µs).
 
+/// The allocator the `codemode` binary ships with, so that the figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use codemode::catalog::{Catalog, Manifest};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;

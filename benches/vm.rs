@@ -14,6 +14,11 @@
 //! GitHub manifest's 1,223 capabilities loaded beside `demo`: the latency
 //! must not grow with the size of the catalog.
 
+/// The allocator the `codemode` binary ships with, so that the figures are
+/// the product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use codemode::catalog::{CancellationToken, Subject};
