@@ -371,7 +371,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             container: FILE,
             func: None,
             end: FILE + 1,
-            uses: Vec::new(),
+            uses: Vec::with_capacity(expected / 16),
         });
         Resolver {
             source,
@@ -391,7 +391,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             loops: 0,
             ifs: 0,
             error: None,
-            spine: Vec::new(),
+            spine: Vec::with_capacity(16),
         }
     }
 
@@ -446,7 +446,12 @@ impl<'a, 'n> Resolver<'a, 'n> {
             container,
             func,
             end: id + 1,
-            uses: Vec::new(),
+            // Only functions collect uses; most have a few dozen.
+            uses: if func.is_some() {
+                Vec::with_capacity(32)
+            } else {
+                Vec::new()
+            },
         });
         self.env = id;
         id
@@ -963,7 +968,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
         let f = self.funcs.len() as FuncId;
         self.funcs.push(Func {
             func,
-            locals: Vec::new(),
+            locals: Vec::with_capacity(8),
             freevars: Vec::new(),
         });
         let block = self.push_block(Some(f));
