@@ -120,7 +120,7 @@ pub struct Expr<'a> {
 
 #[derive(Debug)]
 pub enum ExprKind<'a> {
-    Ident(&'a Ident<'a>),
+    Ident(Ident<'a>),
     Literal(Literal<'a>),
     /// `(x)`: kept so that positions and assignability follow starlark-go.
     Paren(&'a Expr<'a>),

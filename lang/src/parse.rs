@@ -235,11 +235,13 @@ pub(crate) fn ident<'a>(arena: &'a Bump, name: &'a str, l: usize, r: usize) -> &
     arena.alloc(Ident::new(name, span(l, r)))
 }
 
-pub(crate) fn ident_expr<'a>(arena: &'a Bump, id: &'a Ident<'a>) -> X<'a> {
-    let sp = id.span;
+/// An identifier as an expression: the identifier lives in the node (one
+/// allocation, not two).
+pub(crate) fn ident_expr<'a>(arena: &'a Bump, name: &'a str, l: usize, r: usize) -> X<'a> {
+    let sp = span(l, r);
     X {
         e: arena.alloc(Expr {
-            kind: ExprKind::Ident(id),
+            kind: ExprKind::Ident(Ident::new(name, sp)),
             span: sp,
         }),
         d: 1,
