@@ -125,9 +125,9 @@ pub enum ExprKind<'a> {
     /// `(x)`: kept so that positions and assignability follow starlark-go.
     Paren(&'a Expr<'a>),
     /// `[a, b]`.
-    List(&'a [Expr<'a>]),
+    List(&'a [&'a Expr<'a>]),
     /// `a, b` or `(a, b)` or `()`.
-    Tuple(&'a [Expr<'a>]),
+    Tuple(&'a [&'a Expr<'a>]),
     /// `{k: v, ...}`.
     Dict(&'a [DictEntry<'a>]),
     /// `[body for ... if ...]`.
@@ -214,8 +214,8 @@ pub enum Literal<'a> {
 /// One `key: value` of a dict display.
 #[derive(Debug)]
 pub struct DictEntry<'a> {
-    pub key: Expr<'a>,
-    pub value: Expr<'a>,
+    pub key: &'a Expr<'a>,
+    pub value: &'a Expr<'a>,
     pub colon: Pos,
 }
 
@@ -236,20 +236,20 @@ pub enum Clause<'a> {
 /// One argument of a call.
 #[derive(Debug)]
 pub enum Arg<'a> {
-    Positional(Expr<'a>),
+    Positional(&'a Expr<'a>),
     /// `name=value`.
     Named {
         name: &'a Ident<'a>,
-        value: Expr<'a>,
+        value: &'a Expr<'a>,
     },
     /// `*value`; `star` is the position of the `*`.
     Star {
-        value: Expr<'a>,
+        value: &'a Expr<'a>,
         star: Pos,
     },
     /// `**value`; `star` is the position of the `**`.
     StarStar {
-        value: Expr<'a>,
+        value: &'a Expr<'a>,
         star: Pos,
     },
 }

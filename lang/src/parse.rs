@@ -133,7 +133,7 @@ pub(crate) fn done<'a, T>(v: Seq<'a, T>) -> &'a [T] {
 /// Statements of a block and the depth of the deepest.
 pub(crate) type Block<'a> = (Seq<'a, Stmt<'a>>, u32);
 /// Expressions of a display and the depth of the deepest.
-pub(crate) type List<'a> = (Seq<'a, Expr<'a>>, u32);
+pub(crate) type List<'a> = (Seq<'a, &'a Expr<'a>>, u32);
 pub(crate) type Params<'a> = (Seq<'a, Param<'a>>, u32);
 pub(crate) type Args<'a> = (Seq<'a, ast::Arg<'a>>, u32);
 pub(crate) type Entries<'a> = (Seq<'a, DictEntry<'a>>, u32);
@@ -147,20 +147,6 @@ pub(crate) type LitTok<'a> = &'a (Literal<'a>, usize, usize);
 pub(crate) enum LoadItem<'a> {
     Plain(LitTok<'a>),
     Alias(&'a Ident<'a>, LitTok<'a>),
-}
-
-/// A placeholder left where an expression was moved out.
-fn placeholder<'a>() -> Expr<'a> {
-    Expr {
-        kind: ExprKind::Tuple(&[]),
-        span: Span::default(),
-    }
-}
-
-/// Moves an expression out of its arena slot (leaving a placeholder), for
-/// the AST fields that hold expressions by value.
-pub(crate) fn take<'a>(e: &mut Expr<'a>) -> Expr<'a> {
-    std::mem::replace(e, placeholder())
 }
 
 fn take_stmt<'a>(s: &mut Stmt<'a>) -> Stmt<'a> {
@@ -260,7 +246,7 @@ pub(crate) fn lit<'a>(arena: &'a Bump, v: Literal<'a>, l: usize, r: usize) -> X<
 
 pub(crate) fn empty_list<'a>(
     arena: &'a Bump,
-    kind: fn(&'a [Expr<'a>]) -> ExprKind<'a>,
+    kind: fn(&'a [&'a Expr<'a>]) -> ExprKind<'a>,
     l: usize,
     r: usize,
 ) -> X<'a> {
@@ -284,22 +270,22 @@ pub(crate) fn empty_dict<'a>(arena: &'a Bump, l: usize, r: usize) -> X<'a> {
 }
 
 pub(crate) fn list1<'a>(arena: &'a Bump, x: X<'a>) -> List<'a> {
-    let v = seq(arena, 2);
-    v.push(take(x.e));
+    let v: Seq<'a, &'a Expr<'a>> = seq(arena, 2);
+    v.push(x.e);
     (v, x.d)
 }
 
 pub(crate) fn list2<'a>(arena: &'a Bump, a: X<'a>, b: X<'a>) -> List<'a> {
-    let v = seq(arena, 2);
+    let v: Seq<'a, &'a Expr<'a>> = seq(arena, 2);
     let d = a.d.max(b.d);
-    v.push(take(a.e));
-    v.push(take(b.e));
+    v.push(a.e);
+    v.push(b.e);
     (v, d)
 }
 
 pub(crate) fn push_x<'a>(mut l: List<'a>, x: X<'a>) -> List<'a> {
     l.1 = l.1.max(x.d);
-    l.0.push(take(x.e));
+    l.0.push(x.e);
     l
 }
 
@@ -330,12 +316,9 @@ pub(crate) fn paren<'a>(
     r: usize,
 ) -> PResult<'a, X<'a>> {
     let (items, d) = list;
-    let inner = if items.len() == 1 && !comma {
+    let inner: (&'a Expr<'a>, u32) = if items.len() == 1 && !comma {
         match items.pop() {
-            Some(e) => X {
-                e: arena.alloc(e),
-                d,
-            },
+            Some(e) => (e, d),
             None => return Err(user(l, "internal error: empty parenthesis")),
         }
     } else {
@@ -344,14 +327,15 @@ pub(crate) fn paren<'a>(
             (Some(a), Some(b)) => (a.span.start, b.span.end),
             _ => (l as u32, r as u32),
         };
-        node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?
+        let t = node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?;
+        (t.e, t.d)
     };
     node(
         arena,
-        ExprKind::Paren(inner.e),
+        ExprKind::Paren(inner.0),
         l as u32,
         r as u32,
-        inner.d + 1,
+        inner.1 + 1,
         l,
     )
 }
@@ -368,38 +352,25 @@ pub(crate) fn list<'a>(arena: &'a Bump, l: usize, list: List<'a>, r: usize) -> P
     )
 }
 
-pub(crate) fn entry<'a>(
-    arena: &'a Bump,
-    k: X<'a>,
-    colon: usize,
-    v: X<'a>,
-) -> (&'a mut DictEntry<'a>, u32) {
+pub(crate) fn entry<'a>(k: X<'a>, colon: usize, v: X<'a>) -> (DictEntry<'a>, u32) {
     let d = k.d.max(v.d) + 1;
-    let e = arena.alloc(DictEntry {
-        key: take(k.e),
-        value: take(v.e),
+    let e = DictEntry {
+        key: k.e,
+        value: v.e,
         colon: colon as u32,
-    });
+    };
     (e, d)
 }
 
-fn take_entry<'a>(e: &mut DictEntry<'a>) -> DictEntry<'a> {
-    DictEntry {
-        key: take(&mut e.key),
-        value: take(&mut e.value),
-        colon: e.colon,
-    }
-}
-
-pub(crate) fn entries1<'a>(arena: &'a Bump, e: (&'a mut DictEntry<'a>, u32)) -> Entries<'a> {
+pub(crate) fn entries1<'a>(arena: &'a Bump, e: (DictEntry<'a>, u32)) -> Entries<'a> {
     let v = seq(arena, 2);
-    v.push(take_entry(e.0));
+    v.push(e.0);
     (v, e.1)
 }
 
-pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (&'a mut DictEntry<'a>, u32)) -> Entries<'a> {
+pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (DictEntry<'a>, u32)) -> Entries<'a> {
     l.1 = l.1.max(e.1);
-    l.0.push(take_entry(e.0));
+    l.0.push(e.0);
     l
 }
 
@@ -474,14 +445,14 @@ pub(crate) fn list_comp<'a>(
 pub(crate) fn dict_comp<'a>(
     arena: &'a Bump,
     l: usize,
-    e: (&'a mut DictEntry<'a>, u32),
+    e: (DictEntry<'a>, u32),
     c: Clauses<'a>,
     r: usize,
 ) -> PResult<'a, X<'a>> {
     let d = e.1.max(c.1) + 1;
     let kind = ExprKind::DictComp {
-        key: &e.0.key,
-        value: &e.0.value,
+        key: e.0.key,
+        value: e.0.value,
         clauses: done(c.0),
         colon: e.0.colon,
     };
@@ -738,28 +709,10 @@ pub(crate) enum ArgX<'a> {
 
 fn arg<'a>(a: ArgX<'a>) -> (ast::Arg<'a>, u32) {
     match a {
-        ArgX::Positional(v) => (ast::Arg::Positional(take(v.e)), v.d),
-        ArgX::Named(name, v) => (
-            ast::Arg::Named {
-                name,
-                value: take(v.e),
-            },
-            v.d,
-        ),
-        ArgX::Star(star, v) => (
-            ast::Arg::Star {
-                value: take(v.e),
-                star,
-            },
-            v.d,
-        ),
-        ArgX::StarStar(star, v) => (
-            ast::Arg::StarStar {
-                value: take(v.e),
-                star,
-            },
-            v.d,
-        ),
+        ArgX::Positional(v) => (ast::Arg::Positional(v.e), v.d),
+        ArgX::Named(name, v) => (ast::Arg::Named { name, value: v.e }, v.d),
+        ArgX::Star(star, v) => (ast::Arg::Star { value: v.e, star }, v.d),
+        ArgX::StarStar(star, v) => (ast::Arg::StarStar { value: v.e, star }, v.d),
     }
 }
 

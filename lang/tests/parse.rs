@@ -82,8 +82,8 @@ fn show(e: &Expr<'_>) -> String {
     }
 }
 
-fn list(xs: &[Expr<'_>]) -> String {
-    xs.iter().map(show).collect::<Vec<_>>().join(", ")
+fn list(xs: &[&Expr<'_>]) -> String {
+    xs.iter().map(|x| show(x)).collect::<Vec<_>>().join(", ")
 }
 
 fn cl(clauses: &[Clause<'_>]) -> String {

@@ -991,7 +991,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 
     /// Evaluates `items` into consecutive temporaries.
-    fn consecutive(&mut self, items: &'h [Expr<'h>], pos: Pos) -> Result<(Reg, u16)> {
+    fn consecutive(&mut self, items: &'h [&'h Expr<'h>], pos: Pos) -> Result<(Reg, u16)> {
         let n = items.len();
         if n > MAX_OPERAND {
             return Err(too_large(pos));
@@ -1269,7 +1269,7 @@ fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
         | ExprKind::Slice { x, .. }
         | ExprKind::Dot { x, .. }
         | ExprKind::Cond { cond: x, .. } => first_leaf(x),
-        ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(first_leaf),
+        ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(|e| first_leaf(e)),
         ExprKind::Dict(entries) => entries.first().and_then(|e| first_leaf(&e.key)),
         ExprKind::ListComp { clauses, .. } | ExprKind::DictComp { clauses, .. } => {
             match clauses.first() {
