@@ -785,8 +785,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
             }
             ExprKind::Dict(entries) => {
                 for entry in entries.iter() {
-                    self.expr(&entry.key);
-                    self.expr(&entry.value);
+                    self.expr(entry.key);
+                    self.expr(entry.value);
                 }
             }
             ExprKind::ListComp { body, clauses } => {

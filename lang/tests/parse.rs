@@ -35,7 +35,7 @@ fn show(e: &Expr<'_>) -> String {
         ExprKind::Dict(es) => {
             let items: Vec<_> = es
                 .iter()
-                .map(|e| format!("{}: {}", show(&e.key), show(&e.value)))
+                .map(|e| format!("{}: {}", show(e.key), show(e.value)))
                 .collect();
             format!("dict({})", items.join(", "))
         }

@@ -118,8 +118,8 @@ impl<'a> Idents<'a> {
             ExprKind::List(xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| self.expr(x)),
             ExprKind::Dict(entries) => {
                 for entry in entries.iter() {
-                    self.expr(&entry.key);
-                    self.expr(&entry.value);
+                    self.expr(entry.key);
+                    self.expr(entry.value);
                 }
             }
             ExprKind::ListComp { body, clauses } => {

@@ -736,8 +736,8 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 self.emit(Instr::MakeDict { dst, n }, pos)?;
                 for ent in entries.iter() {
                     let mark = self.next_reg;
-                    let k = self.operand_reg(&ent.key)?;
-                    let v = self.operand_reg(&ent.value)?;
+                    let k = self.operand_reg(ent.key)?;
+                    let v = self.operand_reg(ent.value)?;
                     self.emit(
                         Instr::DictSetUnique {
                             dict: dst,
@@ -1270,7 +1270,7 @@ fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
         | ExprKind::Dot { x, .. }
         | ExprKind::Cond { cond: x, .. } => first_leaf(x),
         ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(|e| first_leaf(e)),
-        ExprKind::Dict(entries) => entries.first().and_then(|e| first_leaf(&e.key)),
+        ExprKind::Dict(entries) => entries.first().and_then(|e| first_leaf(e.key)),
         ExprKind::ListComp { clauses, .. } | ExprKind::DictComp { clauses, .. } => {
             match clauses.first() {
                 Some(Clause::For { iter, .. }) => first_leaf(iter),
