@@ -30,7 +30,7 @@ impl Span {
 /// A parsed file: the statements of the top level.
 #[derive(Debug)]
 pub struct Module<'a> {
-    pub stmts: &'a [Stmt<'a>],
+    pub stmts: &'a [&'a Stmt<'a>],
     /// The whole source text the module was parsed from. The resolver needs
     /// it to render the earlier position that some messages cite
     /// (`cannot reassign global x declared at <codemode>:1:1`).
@@ -71,21 +71,21 @@ pub enum StmtKind<'a> {
     /// only statement of `els`.
     If {
         cond: &'a Expr<'a>,
-        then: &'a [Stmt<'a>],
-        els: &'a [Stmt<'a>],
+        then: &'a [&'a Stmt<'a>],
+        els: &'a [&'a Stmt<'a>],
     },
     /// `for vars in iter: body`. `vars` is an identifier, or a tuple/list
     /// (possibly parenthesised) of targets.
     For {
         vars: &'a Expr<'a>,
         iter: &'a Expr<'a>,
-        body: &'a [Stmt<'a>],
+        body: &'a [&'a Stmt<'a>],
     },
     /// `while cond: body`: parsed only so that the resolver can reject it
     /// with starlark-go's wording (default file options have no `while`).
     While {
         cond: &'a Expr<'a>,
-        body: &'a [Stmt<'a>],
+        body: &'a [&'a Stmt<'a>],
     },
     /// `return` with an optional value.
     Return(Option<&'a Expr<'a>>),
@@ -262,7 +262,7 @@ pub struct Function<'a> {
     /// Position of the `def` or `lambda` keyword.
     pub pos: Pos,
     pub params: &'a [Param<'a>],
-    pub body: &'a [Stmt<'a>],
+    pub body: &'a [&'a Stmt<'a>],
     /// Locals, cells and free variables. Filled by the resolver.
     pub scope: OnceCell<Scope<'a>>,
 }

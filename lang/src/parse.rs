@@ -131,7 +131,7 @@ pub(crate) fn done<'a, T>(v: Seq<'a, T>) -> &'a [T] {
 }
 
 /// Statements of a block and the depth of the deepest.
-pub(crate) type Block<'a> = (Seq<'a, Stmt<'a>>, u32);
+pub(crate) type Block<'a> = (Seq<'a, &'a Stmt<'a>>, u32);
 /// Expressions of a display and the depth of the deepest.
 pub(crate) type List<'a> = (Seq<'a, &'a Expr<'a>>, u32);
 pub(crate) type Params<'a> = (Seq<'a, Param<'a>>, u32);
@@ -147,14 +147,6 @@ pub(crate) type LitTok<'a> = &'a (Literal<'a>, usize, usize);
 pub(crate) enum LoadItem<'a> {
     Plain(LitTok<'a>),
     Alias(&'a Ident<'a>, LitTok<'a>),
-}
-
-fn take_stmt<'a>(s: &mut Stmt<'a>) -> Stmt<'a> {
-    let placeholder = Stmt {
-        kind: StmtKind::Pass,
-        span: Span::default(),
-    };
-    std::mem::replace(s, placeholder)
 }
 
 fn user<'a>(pos: usize, message: impl Into<String>) -> PErr<'a> {
@@ -804,27 +796,27 @@ pub(crate) fn lambda<'a>(
         name: "lambda",
         pos: p as u32,
         params,
-        body: std::slice::from_ref(arena.alloc(ret)),
+        body: std::slice::from_ref(arena.alloc(&*arena.alloc(ret))),
         scope: OnceCell::new(),
     });
     node(arena, ExprKind::Lambda(func), p as u32, end, d, p)
 }
 
 pub(crate) fn block1<'a>(arena: &'a Bump, s: S<'a>) -> Block<'a> {
-    let v = seq(arena, 4);
-    v.push(take_stmt(s.s));
+    let v: Seq<'a, &'a Stmt<'a>> = seq(arena, 4);
+    v.push(s.s);
     (v, s.d)
 }
 
 pub(crate) fn push_stmt<'a>(mut b: Block<'a>, s: S<'a>) -> Block<'a> {
     b.1 = b.1.max(s.d);
-    b.0.push(take_stmt(s.s));
+    b.0.push(s.s);
     b
 }
 
 /// Appends a top-level statement.
-pub(crate) fn push_top<'a>(b: Seq<'a, Stmt<'a>>, s: S<'a>) -> Seq<'a, Stmt<'a>> {
-    b.push(take_stmt(s.s));
+pub(crate) fn push_top<'a>(b: Seq<'a, &'a Stmt<'a>>, s: S<'a>) -> Seq<'a, &'a Stmt<'a>> {
+    b.push(s.s);
     b
 }
 
@@ -872,7 +864,7 @@ pub(crate) fn assign<'a>(
     stmt(arena, kind, l, r, d, op.1)
 }
 
-fn block_end(b: &[Stmt<'_>], default: u32) -> u32 {
+fn block_end(b: &[&Stmt<'_>], default: u32) -> u32 {
     b.last().map_or(default, |s| s.span.end)
 }
 
@@ -905,7 +897,7 @@ pub(crate) fn if_stmt<'a>(
     p: usize,
     c: X<'a>,
     then: Block<'a>,
-    els: (&'a [Stmt<'a>], u32),
+    els: (&'a [&'a Stmt<'a>], u32),
 ) -> PResult<'a, S<'a>> {
     let d = c.d.max(then.1).max(els.1) + 1;
     let then = done(then.0);
@@ -924,10 +916,11 @@ pub(crate) fn elif<'a>(
     p: usize,
     c: X<'a>,
     then: Block<'a>,
-    els: (&'a [Stmt<'a>], u32),
-) -> PResult<'a, (&'a [Stmt<'a>], u32)> {
+    els: (&'a [&'a Stmt<'a>], u32),
+) -> PResult<'a, (&'a [&'a Stmt<'a>], u32)> {
     let s = if_stmt(arena, p, c, then, els)?;
-    Ok((std::slice::from_ref(s.s), s.d))
+    let d = s.d;
+    Ok((std::slice::from_ref(arena.alloc(&*s.s)), d))
 }
 
 pub(crate) fn for_stmt<'a>(

@@ -569,7 +569,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
 
     // ---- statements -------------------------------------------------------
 
-    fn stmts(&mut self, stmts: &'a [Stmt<'a>]) {
+    fn stmts(&mut self, stmts: &'a [&'a Stmt<'a>]) {
         for stmt in stmts {
             self.stmt(stmt);
         }

@@ -52,7 +52,7 @@ impl<'a> Idents<'a> {
         self.all.push((id.span.start, id.name, id.binding.get()));
     }
 
-    fn stmts(&mut self, stmts: &'a [Stmt<'a>]) {
+    fn stmts(&mut self, stmts: &'a [&'a Stmt<'a>]) {
         for stmt in stmts {
             match &stmt.kind {
                 StmtKind::Def { name, func } => {

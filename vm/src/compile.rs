@@ -286,7 +286,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
 
     // ---- statements -------------------------------------------------------
 
-    fn stmts(&mut self, stmts: &'h [Stmt<'h>]) -> Result<()> {
+    fn stmts(&mut self, stmts: &'h [&'h Stmt<'h>]) -> Result<()> {
         for s in stmts {
             let mark = self.next_reg;
             self.stmt(s)?;
@@ -1242,7 +1242,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
 /// The position of the identifier starlark-go evaluates first in `body`,
 /// if its first instruction loads one (that instruction's position is where
 /// errors of entering the function are reported; otherwise the `def`'s).
-fn first_ident_pos(body: &[Stmt<'_>]) -> Option<Pos> {
+fn first_ident_pos(body: &[&Stmt<'_>]) -> Option<Pos> {
     let first = body.first()?;
     match &first.kind {
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) => first_leaf(e),
