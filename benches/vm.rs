@@ -103,46 +103,35 @@ const AGENT_RESULT: &str = r#"{"count":3,"score":7.0,"ids":["rec-001","rec-003",
 fn execute_latency(c: &mut Criterion) {
     let src = program("agent_20_lines", 0);
 
-    let service =
-        catalogs::load(&["demo".to_string()], &[], Default::default()).expect("demo catalog");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");
     let subject = Subject::new("bench");
-    let run = |src: &str| -> String {
-        let data = runtime
-            .block_on(service.execute(&subject, src, CancellationToken::new()))
-            .expect("agent program");
-        serde_json::to_string(&data).expect("json")
-    };
-    // Fail loudly rather than time a wrong answer.
-    assert_eq!(run(&src), AGENT_RESULT);
-    c.bench_function("execute_agent_20_lines", |b| {
-        b.iter(|| run(black_box(&src)))
-    });
-
     let github = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../shared/data/github-rest-catalog.json"
     );
-    let large = catalogs::load(
-        &["demo".to_string(), github.to_string()],
-        &[],
-        Default::default(),
-    )
-    .expect("demo and GitHub catalogs");
-    let run_large = |src: &str| -> String {
-        let data = runtime
-            .block_on(large.execute(&subject, src, CancellationToken::new()))
-            .expect("agent program");
-        serde_json::to_string(&data).expect("json")
-    };
-    assert_eq!(run_large(&src), AGENT_RESULT);
-    c.bench_function("execute_agent_20_lines_github_catalog", |b| {
-        b.iter(|| run_large(black_box(&src)))
-    });
+    for (name, sources) in [
+        ("execute_agent_20_lines", vec!["demo"]),
+        (
+            "execute_agent_20_lines_github_catalog",
+            vec!["demo", github],
+        ),
+    ] {
+        let sources: Vec<String> = sources.into_iter().map(str::to_string).collect();
+        let service = catalogs::load(&sources, &[], Default::default()).expect("catalogs");
+        let run = |src: &str| -> String {
+            let data = runtime
+                .block_on(service.execute(&subject, src, CancellationToken::new()))
+                .expect("agent program");
+            serde_json::to_string(&data).expect("json")
+        };
+        // Fail loudly rather than time a wrong answer.
+        assert_eq!(run(&src), AGENT_RESULT);
+        c.bench_function(name, |b| b.iter(|| run(black_box(&src))));
+    }
 
     let caps = ["records.lookup", "records.search", "records.status"];
     let limits = Limits::default();
