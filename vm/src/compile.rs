@@ -109,7 +109,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             instrs: Vec::with_capacity(64),
             positions: Vec::with_capacity(64),
             consts: Vec::with_capacity(16),
-            const_index: FxHashMap::default(),
+            const_index: FxHashMap::with_capacity_and_hasher(16, Default::default()),
             sites: Vec::new(),
             functions: Vec::new(),
             locals: scope.locals,
