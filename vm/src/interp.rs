@@ -25,6 +25,41 @@ use codemode_lang::ast::{BinOp, Pos, UnaryOp};
 use std::any::Any;
 use std::cell::Cell;
 
+/// The instructions only the general loop runs: the fast path hands them
+/// back, and the general loop does not enter the fast path for them. A
+/// pattern, for both loops' matches.
+macro_rules! general_only {
+    () => {
+        Instr::StoreGlobal { .. }
+            | Instr::InplaceOr { .. }
+            | Instr::IterStart { .. }
+            | Instr::GetAttr { .. }
+            | Instr::SetAttr { .. }
+            | Instr::Slice { .. }
+            | Instr::MakeFunction { .. }
+            | Instr::Load
+            | Instr::Unpack { .. }
+    };
+}
+
+/// A reference to register-or-constant operand `op` of `code`, whose frame
+/// registers start at `regs` (both loops inspect an operand's tag in place:
+/// copying a 16-byte value out and reading its tag back stalls
+/// store-to-load forwarding).
+macro_rules! operand_ref {
+    ($code:expr, $regs:expr, $op:expr) => {{
+        let op = $op;
+        if op & RK_CONST != 0 {
+            // SAFETY: `verify` proved every constant index in range.
+            unsafe { $code.consts.get_unchecked((op & !RK_CONST) as usize) }
+        } else {
+            // SAFETY: `regs` points at the current frame's registers and
+            // `verify` proved every register operand below `nregs`.
+            unsafe { &*$regs.add(op as usize) }
+        }
+    }};
+}
+
 mod fast;
 use fast::LoopState;
 
@@ -738,20 +773,10 @@ impl<'h> Thread<'h> {
                 }
             }};
         }
-        // A reference to an operand: the fast paths inspect the tag in
-        // place, since copying a 16-byte value out and reading its tag back
-        // stalls store-to-load forwarding.
         macro_rules! rk_ref {
-            ($op:expr) => {{
-                let op = $op;
-                if op & RK_CONST != 0 {
-                    // SAFETY: as in `konst!`.
-                    unsafe { code.consts.get_unchecked((op & !RK_CONST) as usize) }
-                } else {
-                    // SAFETY: as in `reg!`.
-                    unsafe { &*regs.add(op as usize) }
-                }
-            }};
+            ($op:expr) => {
+                operand_ref!(code, regs, $op)
+            };
         }
         // The index of the next instruction.
         macro_rules! pc {
@@ -880,15 +905,7 @@ impl<'h> Thread<'h> {
                 Instr::Call { base: b, .. } => {
                     !matches!(reg!(b), Value::Function(_) | Value::Builtin(_))
                 }
-                Instr::StoreGlobal { .. }
-                | Instr::InplaceOr { .. }
-                | Instr::IterStart { .. }
-                | Instr::GetAttr { .. }
-                | Instr::SetAttr { .. }
-                | Instr::Slice { .. }
-                | Instr::MakeFunction { .. }
-                | Instr::Load
-                | Instr::Unpack { .. } => true,
+                general_only!() => true,
                 _ => false,
             };
             if !leave_here {
@@ -1027,32 +1044,10 @@ impl<'h> Thread<'h> {
                     reg!(dst) = v;
                 }
                 Instr::FloorDiv { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::FloorDiv, |i: i64, j: i64| {
-                        if j == 0 || (i == i64::MIN && j == -1) {
-                            None
-                        } else {
-                            let q = i / j;
-                            Some(if (i % j != 0) && ((i < 0) != (j < 0)) {
-                                q - 1
-                            } else {
-                                q
-                            })
-                        }
-                    })
+                    arith!(dst, a, b, BinOp::FloorDiv, fast::floor_div)
                 }
                 Instr::Mod { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Mod, |i: i64, j: i64| {
-                        if j == 0 || j == -1 {
-                            None
-                        } else {
-                            let r = i % j;
-                            Some(if r != 0 && ((r < 0) != (j < 0)) {
-                                r + j
-                            } else {
-                                r
-                            })
-                        }
-                    })
+                    arith!(dst, a, b, BinOp::Mod, fast::floor_mod)
                 }
                 Instr::BitAnd { dst, a, b } => {
                     arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(i & j))
@@ -1091,24 +1086,14 @@ impl<'h> Thread<'h> {
                         ops::binary(h, BinOp::Mul, x, y)
                     })
                 }
-                Instr::ModI { dst, a, k } => arith_int!(
-                    dst,
-                    a,
-                    k,
-                    |i: i64, j: i64| {
-                        if j == 0 || j == -1 {
-                            None
-                        } else {
-                            let r = i % j;
-                            Some(if r != 0 && ((r < 0) != (j < 0)) {
-                                r + j
-                            } else {
-                                r
-                            })
-                        }
-                    },
-                    |h, x, y| ops::binary(h, BinOp::Mod, x, y)
-                ),
+                Instr::ModI { dst, a, k } => {
+                    arith_int!(dst, a, k, fast::floor_mod, |h, x, y| ops::binary(
+                        h,
+                        BinOp::Mod,
+                        x,
+                        y
+                    ))
+                }
                 Instr::EqI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Eq, i64::eq),
                 Instr::NeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Ne, i64::ne),
                 Instr::LtI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Lt, i64::lt),

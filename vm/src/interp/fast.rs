@@ -73,16 +73,9 @@ impl<'h> Thread<'h> {
             };
         }
         macro_rules! rk_ref {
-            ($op:expr) => {{
-                let op = $op;
-                if op & RK_CONST != 0 {
-                    // SAFETY: `verify` proved every constant index in range.
-                    unsafe { code.consts.get_unchecked((op & !RK_CONST) as usize) }
-                } else {
-                    // SAFETY: as in `reg!`.
-                    unsafe { &*regs.add(op as usize) }
-                }
-            }};
+            ($op:expr) => {
+                operand_ref!(code, regs, $op)
+            };
         }
         macro_rules! goto {
             ($to:expr) => {
@@ -271,13 +264,7 @@ impl<'h> Thread<'h> {
         loop {
             if fuel <= 0 {
                 // The general loop draws the next batch.
-                let st = LoopState {
-                    code,
-                    ip,
-                    regs,
-                    fuel,
-                };
-                return (st, Ok(()));
+                bail!()
             }
             // Each arm runs the instruction at `ip`, or bails out, or jumps
             // (charging it); falling out of the match charges it and moves
@@ -605,15 +592,7 @@ impl<'h> Thread<'h> {
                     fuel -= 1;
                     continue;
                 }
-                Instr::StoreGlobal { .. }
-                | Instr::InplaceOr { .. }
-                | Instr::IterStart { .. }
-                | Instr::GetAttr { .. }
-                | Instr::SetAttr { .. }
-                | Instr::Slice { .. }
-                | Instr::MakeFunction { .. }
-                | Instr::Load
-                | Instr::Unpack { .. } => bail!(),
+                general_only!() => bail!(),
             }
             // SAFETY: the instruction just run is not the last one (the
             // code ends in an unconditional return or jump, which never
