@@ -181,28 +181,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     /// `i` in its int-operand form when its `b` is a small int constant
     /// (see [`Instr::with_int_operand`]).
     fn with_int_operand(&self, i: Instr) -> Instr {
-        use Instr::*;
-        let b = match i {
-            Add { b, .. }
-            | Sub { b, .. }
-            | Mul { b, .. }
-            | Mod { b, .. }
-            | InplaceAdd { b, .. }
-            | Eq { b, .. }
-            | Ne { b, .. }
-            | Lt { b, .. }
-            | Le { b, .. }
-            | Gt { b, .. }
-            | Ge { b, .. } => b,
-            _ => return i,
-        };
-        if b & RK_CONST == 0 {
-            return i;
-        }
-        match self.consts.get((b & !RK_CONST) as usize) {
-            Some(Value::Int(k)) => i.with_int_operand(*k).unwrap_or(i),
-            _ => i,
-        }
+        i.with_int_operand(|k| match self.consts.get(usize::from(k)) {
+            Some(Value::Int(n)) => Some(*n),
+            _ => None,
+        })
+        .unwrap_or(i)
     }
 
     fn here(&self) -> u32 {

@@ -393,12 +393,11 @@ pub enum Instr {
 const _: () = assert!(std::mem::size_of::<Instr>() <= 12);
 
 impl Instr {
-    /// The int-operand form of this instruction when `b` names the int
-    /// constant `k` (in `i32` range) and `a` is a register; `None` when
-    /// there is none.
-    pub fn with_int_operand(self, k: i64) -> Option<Instr> {
+    /// The int-operand form of this instruction when `a` is a register and
+    /// `b` a constant that `int_const` (given the constant's index) finds to
+    /// be an int in `i32` range; `None` when there is none.
+    pub fn with_int_operand(self, int_const: impl FnOnce(u16) -> Option<i64>) -> Option<Instr> {
         use Instr::*;
-        let k = i32::try_from(k).ok()?;
         let (dst, a, b) = match self {
             Add { dst, a, b }
             | Sub { dst, a, b }
@@ -416,6 +415,7 @@ impl Instr {
         if a & RK_CONST != 0 || b & RK_CONST == 0 {
             return None;
         }
+        let k = i32::try_from(int_const(b & !RK_CONST)?).ok()?;
         Some(match self {
             Add { .. } => AddI { dst, a, k },
             Sub { .. } => SubI { dst, a, k },
