@@ -105,13 +105,13 @@ pub(crate) type PResult<'a, T> = Result<T, PErr<'a>>;
 pub(crate) struct X<'a> {
     /// Already in the arena: parser symbols stay small (lalrpop moves them
     /// on every reduction), and parents link to it without copying.
-    pub e: &'a mut Expr<'a>,
+    pub e: &'a Expr<'a>,
     pub d: u32,
 }
 
 /// A statement under construction with its depth.
 pub(crate) struct S<'a> {
-    pub s: &'a mut Stmt<'a>,
+    pub s: &'a Stmt<'a>,
     pub d: u32,
 }
 
@@ -262,13 +262,13 @@ pub(crate) fn empty_dict<'a>(arena: &'a Bump, l: usize, r: usize) -> X<'a> {
 }
 
 pub(crate) fn list1<'a>(arena: &'a Bump, x: X<'a>) -> List<'a> {
-    let v: Seq<'a, &'a Expr<'a>> = seq(arena, 2);
+    let v = seq(arena, 2);
     v.push(x.e);
     (v, x.d)
 }
 
 pub(crate) fn list2<'a>(arena: &'a Bump, a: X<'a>, b: X<'a>) -> List<'a> {
-    let v: Seq<'a, &'a Expr<'a>> = seq(arena, 2);
+    let v = seq(arena, 2);
     let d = a.d.max(b.d);
     v.push(a.e);
     v.push(b.e);
@@ -308,9 +308,9 @@ pub(crate) fn paren<'a>(
     r: usize,
 ) -> PResult<'a, X<'a>> {
     let (items, d) = list;
-    let inner: (&'a Expr<'a>, u32) = if items.len() == 1 && !comma {
+    let inner = if items.len() == 1 && !comma {
         match items.pop() {
-            Some(e) => (e, d),
+            Some(e) => X { e, d },
             None => return Err(user(l, "internal error: empty parenthesis")),
         }
     } else {
@@ -319,15 +319,14 @@ pub(crate) fn paren<'a>(
             (Some(a), Some(b)) => (a.span.start, b.span.end),
             _ => (l as u32, r as u32),
         };
-        let t = node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?;
-        (t.e, t.d)
+        node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?
     };
     node(
         arena,
-        ExprKind::Paren(inner.0),
+        ExprKind::Paren(inner.e),
         l as u32,
         r as u32,
-        inner.1 + 1,
+        inner.d + 1,
         l,
     )
 }
@@ -676,7 +675,7 @@ pub(crate) fn slice<'a>(
     let [lo, hi, step] = parts.map(|p| {
         p.map(|p| {
             d = d.max(p.d);
-            &*p.e
+            p.e
         })
     });
     let kind = ExprKind::Slice {
@@ -788,22 +787,22 @@ pub(crate) fn lambda<'a>(
     let d = body.d.max(pd) + 2;
     let end = body.e.span.end;
     let sp = body.e.span;
-    let ret = Stmt {
+    let ret: &'a Stmt<'a> = arena.alloc(Stmt {
         kind: StmtKind::Return(Some(body.e)),
         span: sp,
-    };
+    });
     let func = arena.alloc(Function {
         name: "lambda",
         pos: p as u32,
         params,
-        body: std::slice::from_ref(arena.alloc(&*arena.alloc(ret))),
+        body: std::slice::from_ref(arena.alloc(ret)),
         scope: OnceCell::new(),
     });
     node(arena, ExprKind::Lambda(func), p as u32, end, d, p)
 }
 
 pub(crate) fn block1<'a>(arena: &'a Bump, s: S<'a>) -> Block<'a> {
-    let v: Seq<'a, &'a Stmt<'a>> = seq(arena, 4);
+    let v = seq(arena, 4);
     v.push(s.s);
     (v, s.d)
 }
@@ -919,8 +918,7 @@ pub(crate) fn elif<'a>(
     els: (&'a [&'a Stmt<'a>], u32),
 ) -> PResult<'a, (&'a [&'a Stmt<'a>], u32)> {
     let s = if_stmt(arena, p, c, then, els)?;
-    let d = s.d;
-    Ok((std::slice::from_ref(arena.alloc(&*s.s)), d))
+    Ok((std::slice::from_ref(arena.alloc(s.s)), s.d))
 }
 
 pub(crate) fn for_stmt<'a>(
