@@ -1232,7 +1232,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             arena.alloc_slice_fill_iter(slots.iter().map(|&b| {
                 let bind = binds[b as usize];
                 Local {
-                    name: self.sym_info[bind.sym as usize].name,
+                    name: self.name_of(b),
                     pos: bind.pos,
                     is_cell: bind.kind == Kind::Cell,
                 }
@@ -1242,7 +1242,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             let freevars = arena.alloc_slice_fill_iter(f.freevars.iter().map(|&b| {
                 let bind = binds[b as usize];
                 FreeVar {
-                    name: self.sym_info[bind.sym as usize].name,
+                    name: self.name_of(b),
                     pos: bind.pos,
                     outer: bind.to_binding(),
                 }
