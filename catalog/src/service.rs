@@ -302,7 +302,7 @@ struct RaiseFlag(Arc<AtomicBool>);
 
 impl Wake for RaiseFlag {
     fn wake(self: Arc<Self>) {
-        self.0.store(true, Ordering::Relaxed);
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
