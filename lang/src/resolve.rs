@@ -384,7 +384,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             sym_info: Vec::with_capacity((expected / 64).max(32)),
             env: FILE,
             binds: Vec::with_capacity(expected / 16),
-            funcs: Vec::new(),
+            funcs: Vec::with_capacity(expected / 256 + 4),
             module_globals: Vec::new(),
             module_locals: Vec::new(),
             maybe_cells: Vec::with_capacity(expected / 16),

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::opcode::*;
 use crate::value::Value;
+use bumpalo::collections::Vec as BumpVec;
 use codemode_lang::ast::*;
 use rustc_hash::FxHashMap;
 use std::cell::Cell;
@@ -110,7 +111,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             positions: Vec::with_capacity(64),
             consts: Vec::with_capacity(16),
             const_index: FxHashMap::with_capacity_and_hasher(16, Default::default()),
-            sites: Vec::new(),
+            sites: Vec::with_capacity(16),
             functions: Vec::new(),
             locals: scope.locals,
             freevars: scope.freevars,
@@ -126,26 +127,24 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
 
     fn finish(self, params: Params<'h>, entry_pos: Pos) -> Result<&'h Code<'h>> {
         let bump = self.env.heap.bump;
-        let cells: Vec<Reg> = self
-            .locals
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.is_cell)
-            .map(|(i, _)| i as Reg)
-            .collect();
-        let freevars: Vec<(&'h str, FreeSource)> = self
-            .freevars
-            .iter()
-            .map(|f| {
-                let src = match f.outer {
-                    Binding::Free(i) => FreeSource::Free(i as u16),
-                    Binding::Cell(i) | Binding::Local(i) => FreeSource::Local(i as Reg),
-                    _ => FreeSource::Free(u16::MAX),
-                };
-                (f.name, src)
-            })
-            .collect();
-        let local_names: Vec<&'h str> = self.locals.iter().map(|l| l.name).collect();
+        let cells = BumpVec::from_iter_in(
+            self.locals
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.is_cell)
+                .map(|(i, _)| i as Reg),
+            bump,
+        )
+        .into_bump_slice();
+        let freevars = bump.alloc_slice_fill_iter(self.freevars.iter().map(|f| {
+            let src = match f.outer {
+                Binding::Free(i) => FreeSource::Free(i as u16),
+                Binding::Cell(i) | Binding::Local(i) => FreeSource::Local(i as Reg),
+                _ => FreeSource::Free(u16::MAX),
+            };
+            (f.name, src)
+        }));
+        let local_names = bump.alloc_slice_fill_iter(self.locals.iter().map(|l| l.name));
         let code = Code {
             name: self.name,
             pos: self.pos,
@@ -157,11 +156,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             functions: bump.alloc_slice_copy(&self.functions),
             params,
             nregs: self.max_reg as u16,
-            local_names: bump.alloc_slice_copy(&local_names),
-            cells: bump.alloc_slice_copy(&cells),
-            freevars: bump.alloc_slice_copy(&freevars),
+            local_names,
+            cells,
+            freevars,
             active: Cell::new(false),
-            fast_arity: params.fast_arity(&cells),
+            fast_arity: params.fast_arity(cells),
         };
         Ok(bump.alloc(code))
     }
@@ -1050,20 +1049,19 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         lparen: Pos,
         dst: Reg,
     ) -> Result<()> {
-        let mut positional = Vec::new();
-        let mut named = Vec::new();
+        // Arguments are laid out positional, named, `*args`, `**kwargs`.
+        let (mut npos, mut nnamed) = (0, 0);
         let mut star = None;
         let mut star_star = None;
         for a in args {
             match a {
-                Arg::Positional(e) => positional.push(e),
-                Arg::Named { name, value } => named.push((name.name, value)),
+                Arg::Positional(_) => npos += 1,
+                Arg::Named { .. } => nnamed += 1,
                 Arg::Star { value, .. } => star = Some(value),
                 Arg::StarStar { value, .. } => star_star = Some(value),
             }
         }
-        let nargs =
-            positional.len() + named.len() + star.is_some() as usize + star_star.is_some() as usize;
+        let nargs = npos + nnamed + star.is_some() as usize + star_star.is_some() as usize;
         if nargs + 1 > MAX_OPERAND || self.sites.len() > MAX_OPERAND {
             return Err(too_large(lparen));
         }
@@ -1081,15 +1079,19 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             }
         };
         let mut r = base + 1;
-        for e in positional {
-            self.expr_to(e, r)?;
-            r += 1;
+        for a in args {
+            if let Arg::Positional(e) = a {
+                self.expr_to(e, r)?;
+                r += 1;
+            }
         }
-        let mut names = Vec::with_capacity(named.len());
-        for (name, e) in named {
-            self.expr_to(e, r)?;
-            names.push(name);
-            r += 1;
+        let mut names = BumpVec::with_capacity_in(nnamed, self.env.heap.bump);
+        for a in args {
+            if let Arg::Named { name, value } = a {
+                self.expr_to(value, r)?;
+                names.push(name.name);
+                r += 1;
+            }
         }
         if let Some(e) = star {
             self.expr_to(e, r)?;
@@ -1098,11 +1100,10 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         if let Some(e) = star_star {
             self.expr_to(e, r)?;
         }
-        let npos = nargs - names.len() - star.is_some() as usize - star_star.is_some() as usize;
         let plain = names.is_empty() && star.is_none() && star_star.is_none();
         let site = CallSite {
             npos: npos as u16,
-            names: self.env.heap.bump.alloc_slice_copy(&names),
+            names: names.into_bump_slice(),
             star: star.is_some(),
             star_star: star_star.is_some(),
             plain,
@@ -1128,8 +1129,12 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             .get()
             .ok_or_else(|| Error::msg("internal error: function not resolved"))?;
         // Parameters in slot order: positional, keyword-only, *args, **kwargs.
-        let mut positional = Vec::new();
-        let mut kwonly = Vec::new();
+        // (Lists in the arena: most functions have a few parameters, and a
+        // heap allocation costs more than the list's whole life there.)
+        let bump = self.env.heap.bump;
+        let nparams = func.params.len();
+        let mut positional = BumpVec::with_capacity_in(nparams, bump);
+        let mut kwonly = BumpVec::new_in(bump);
         let mut args = None;
         let mut kwargs = None;
         let mut after_star = false;
@@ -1159,14 +1164,14 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 ParamKind::Kwargs(id) => kwargs = Some(id),
             }
         }
-        let ordinary: Vec<_> = positional.iter().chain(kwonly.iter()).collect();
-        let ndefaults = ordinary.iter().filter(|(_, d)| d.is_some()).count();
+        let ordinary = || positional.iter().chain(kwonly.iter());
+        let ndefaults = ordinary().filter(|(_, d)| d.is_some()).count();
         if ndefaults > MAX_OPERAND || self.functions.len() > MAX_OPERAND {
             return Err(too_large(func.pos));
         }
         let base = self.temps(ndefaults, func.pos)?;
         let mut k = 0;
-        for (_, d) in &ordinary {
+        for (_, d) in ordinary() {
             if let Some(d) = d {
                 self.expr_to(d, base + k)?;
                 k += 1;
@@ -1178,26 +1183,26 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 _ => 0,
             }
         };
-        let mut names = Vec::new();
-        let mut regs = Vec::new();
-        for (id, _) in &ordinary {
+        let mut names = BumpVec::with_capacity_in(nparams, bump);
+        let mut regs = BumpVec::with_capacity_in(nparams, bump);
+        let mut has_default = BumpVec::with_capacity_in(nparams, bump);
+        for (id, d) in ordinary() {
             names.push(id.name);
             regs.push(slot(id));
+            has_default.push(d.is_some());
         }
         for id in [args, kwargs].into_iter().flatten() {
             names.push(id.name);
             regs.push(slot(id));
         }
-        let bump = self.env.heap.bump;
-        let has_default: Vec<bool> = ordinary.iter().map(|(_, d)| d.is_some()).collect();
         let params = Params {
-            names: bump.alloc_slice_copy(&names),
+            names: names.into_bump_slice(),
             npositional: positional.len() as u16,
             nkwonly: kwonly.len() as u16,
             has_args: args.is_some(),
             has_kwargs: kwargs.is_some(),
-            has_default: bump.alloc_slice_copy(&has_default),
-            regs: bump.alloc_slice_copy(&regs),
+            has_default: has_default.into_bump_slice(),
+            regs: regs.into_bump_slice(),
         };
         let mut inner = FnCompiler::new(self.env, scope, func.name, func.pos)?;
         for r in params.regs {

@@ -12,7 +12,6 @@ use crate::heap::Heap;
 use crate::value::Value;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use std::io;
 
 /// The deepest value conversion recurses into, whatever the configured
 /// depth limit: it keeps the Rust stack bounded.
@@ -57,38 +56,11 @@ impl Serialize for Data {
     }
 }
 
-/// A writer that counts bytes and gives up past a limit.
-struct Counter {
-    n: usize,
-    limit: usize,
-}
-
-impl io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.n += buf.len();
-        if self.n > self.limit {
-            return Err(io::Error::other("limit"));
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-fn counted_len<T: Serialize + ?Sized>(v: &T, limit: usize) -> usize {
-    let mut c = Counter { n: 0, limit };
-    match serde_json::to_writer(&mut c, v) {
-        Ok(()) => c.n,
-        Err(_) => limit.saturating_add(1),
-    }
-}
-
 impl Data {
     /// The length of the compact JSON encoding (as serde_json writes it),
     /// or any number above `limit` once it is known to exceed it. Computed
-    /// without encoding, except that floats are formatted by serde_json.
+    /// without encoding, except that floats are formatted the way
+    /// serde_json formats them.
     pub fn encoded_len(&self, limit: usize) -> usize {
         let mut n = 0;
         if add_len(self, limit, &mut n) {
@@ -96,6 +68,37 @@ impl Data {
         } else {
             limit.saturating_add(1)
         }
+    }
+
+    /// Checks the value against a depth limit (scalar = 1) and a limit on
+    /// its compact JSON length, in one walk: [`Oversize::Depth`] when it is
+    /// deeper than `max_depth`, whatever its length; else
+    /// [`Oversize::Bytes`] when its encoding is longer than `max_bytes`;
+    /// else the encoding's length (as [`Data::encoded_len`]).
+    pub fn measure(
+        &self,
+        max_depth: u32,
+        max_bytes: usize,
+    ) -> std::result::Result<usize, Oversize> {
+        if max_depth <= MAX_CONVERSION_DEPTH {
+            let mut n = 0;
+            match measure_within(self, max_depth, max_bytes, &mut n) {
+                Fit::Fits => return Ok(n),
+                Fit::TooDeep => return Err(Oversize::Depth),
+                // The rest of the value may still be too deep, which takes
+                // precedence.
+                Fit::TooLong if deeper_than(self, max_depth) => return Err(Oversize::Depth),
+                Fit::TooLong => return Err(Oversize::Bytes),
+            }
+        }
+        if self.depth_exceeds(max_depth) {
+            return Err(Oversize::Depth);
+        }
+        let n = self.encoded_len(max_bytes);
+        if n > max_bytes {
+            return Err(Oversize::Bytes);
+        }
+        Ok(n)
     }
 
     /// Whether the value is deeper than `max` (scalar = 1).
@@ -178,16 +181,90 @@ fn deeper_than(d: &Data, max: u32) -> bool {
     }
 }
 
-/// Adds the encoded length of `d` to `n`; `false` once `n` exceeds `limit`.
-fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
-    // Containers add their parts to `n` as they go; scalars give their size.
+/// Which limit [`Data::measure`] found exceeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Oversize {
+    Depth,
+    Bytes,
+}
+
+/// How a value fits the limits of [`Data::measure`], as far as it was
+/// walked.
+enum Fit {
+    Fits,
+    TooDeep,
+    /// Longer than the byte limit; the walk stopped there, so the depth of
+    /// the rest is unknown.
+    TooLong,
+}
+
+/// [`add_len`] and [`deeper_than`] in one walk: adds the encoded length of
+/// `d`, at most `levels` deep (scalar = 1), to `n`. Recurses at most
+/// `levels + 1` deep.
+fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
+    if levels == 0 {
+        return Fit::TooDeep;
+    }
     let own = match d {
+        Data::List(items) => {
+            *n = n.saturating_add(2 + items.len().saturating_sub(1));
+            for x in items {
+                match measure_within(x, levels - 1, limit, n) {
+                    Fit::Fits => {}
+                    other => return other,
+                }
+            }
+            0
+        }
+        Data::Map(entries) => {
+            *n = n.saturating_add(2 + entries.len().saturating_sub(1) + entries.len());
+            for (k, x) in entries {
+                *n = n.saturating_add(str_len(k));
+                match measure_within(x, levels - 1, limit, n) {
+                    Fit::Fits => {}
+                    other => return other,
+                }
+            }
+            0
+        }
+        scalar => scalar_len(scalar),
+    };
+    *n = n.saturating_add(own);
+    if *n <= limit {
+        Fit::Fits
+    } else {
+        Fit::TooLong
+    }
+}
+
+/// The encoded length of a scalar (0 for a container).
+fn scalar_len(d: &Data) -> usize {
+    match d {
         Data::Null => 4,
         Data::Bool(true) => 4,
         Data::Bool(false) => 5,
         Data::Int(i) => int_len(*i),
-        Data::Float(f) => counted_len(f, limit),
+        Data::Float(f) => float_len(*f),
         Data::Str(s) => str_len(s),
+        Data::List(_) | Data::Map(_) => 0,
+    }
+}
+
+/// The length of a float as serde_json writes it: `null` when not finite,
+/// else the shortest round-trip form of zmij, the formatter serde_json
+/// uses (the tests compare the two).
+fn float_len(f: f64) -> usize {
+    if f.is_finite() {
+        zmij::Buffer::new().format_finite(f).len()
+    } else {
+        4
+    }
+}
+
+/// Adds the encoded length of `d` to `n`; `false` once `n` exceeds `limit`.
+fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
+    // Containers add their parts to `n` as they go; scalars give their size.
+    let own = match d {
         Data::List(items) => {
             *n = n.saturating_add(2 + items.len().saturating_sub(1));
             for x in items {
@@ -208,6 +285,7 @@ fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
             }
             0
         }
+        scalar => scalar_len(scalar),
     };
     *n = n.saturating_add(own);
     *n <= limit
@@ -448,6 +526,14 @@ mod tests {
                 ),
                 ("".into(), Data::Map(vec![("x".into(), Data::Float(2.5))])),
             ]),
+            Data::Float(1e21),
+            Data::Float(1e-7),
+            Data::Float(123456789.0),
+            Data::Float(f64::MAX),
+            Data::Float(f64::MIN_POSITIVE),
+            Data::Float(5e-324),
+            Data::Float(f64::NAN),
+            Data::Float(f64::NEG_INFINITY),
         ];
         for d in samples {
             let text = d.to_json_string();
@@ -455,6 +541,62 @@ mod tests {
             assert_eq!(d.encoded_len(text.len()), text.len(), "{text}");
             if !text.is_empty() {
                 assert!(d.encoded_len(text.len() - 1) > text.len() - 1, "{text}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn float_lengths_match_serde_json(bits in proptest::num::u64::ANY) {
+            let f = f64::from_bits(bits);
+            let text = serde_json::to_string(&Data::Float(f)).unwrap_or_default();
+            proptest::prop_assert_eq!(float_len(f), text.len(), "{}", text);
+        }
+    }
+
+    #[test]
+    fn measure_checks_depth_before_bytes_in_one_walk() {
+        // Depth 4, 23 bytes: [1,[2,{"a":3.25}],"xy"]
+        let d = Data::List(vec![
+            Data::Int(1),
+            Data::List(vec![
+                Data::Int(2),
+                Data::Map(vec![("a".into(), Data::Float(3.25))]),
+            ]),
+            Data::Str("xy".into()),
+        ]);
+        let text = d.to_json_string();
+        assert_eq!(text.len(), 23);
+        assert_eq!(d.measure(4, 23), Ok(23));
+        assert_eq!(d.measure(4, 22), Err(Oversize::Bytes));
+        assert_eq!(d.measure(3, 23), Err(Oversize::Depth));
+        // Too long well before the too-deep part: depth still wins.
+        let long_then_deep = Data::List(vec![
+            Data::Str("x".repeat(100)),
+            Data::List(vec![Data::List(vec![Data::Null])]),
+        ]);
+        assert_eq!(long_then_deep.measure(3, 10), Err(Oversize::Depth));
+        assert_eq!(long_then_deep.measure(4, 10), Err(Oversize::Bytes));
+        // Limits deeper than the recursion bound take the two-walk path.
+        assert_eq!(d.measure(MAX_CONVERSION_DEPTH + 1, 23), Ok(23));
+        assert_eq!(
+            d.measure(MAX_CONVERSION_DEPTH + 1, 22),
+            Err(Oversize::Bytes)
+        );
+        for limit in [0, 1, 22, 23, 24, usize::MAX] {
+            for depth in 0..5 {
+                let expected = if d.depth_exceeds(depth) {
+                    Err(Oversize::Depth)
+                } else if d.encoded_len(limit) > limit {
+                    Err(Oversize::Bytes)
+                } else {
+                    Ok(d.encoded_len(limit))
+                };
+                assert_eq!(
+                    d.measure(depth, limit),
+                    expected,
+                    "depth {depth} limit {limit}"
+                );
             }
         }
     }

@@ -110,10 +110,21 @@ pub fn execute_with<H: Host>(
     if source.len() > limits.max_source_bytes {
         return Err(ExecError::ResourceLimit(LimitKind::SourceBytes));
     }
-    let bump = Bump::new();
+    let bump = Bump::with_capacity(arena_capacity(source.len()));
     let budget = Budget::new(limits.clone(), start, cancel);
     let adapter = HostAdapter(host);
     run(source, capabilities, &adapter, &bump, &budget).map_err(|e| classify::<H::Error>(e, source))
+}
+
+/// The arena's first chunk for a program of `len` bytes: room for its
+/// syntax tree (about 20 bytes per byte of source), its code and a typical
+/// run, so that most executions never grow the arena (each growth is a
+/// fresh allocation from the system allocator). Capped, since the arena
+/// only takes what the heap budget has already charged.
+fn arena_capacity(len: usize) -> usize {
+    const BASE: usize = 16 * 1024;
+    const MAX: usize = 2 * 1024 * 1024;
+    len.saturating_mul(32).saturating_add(BASE).min(MAX)
 }
 
 fn run<'h>(

@@ -15,7 +15,7 @@
 
 use crate::budget::Budget;
 use crate::builtins::{self, Args, BuiltinFn};
-use crate::data::{self, Data};
+use crate::data::{self, Data, Oversize};
 use crate::error::{Error, ErrorKind, LimitKind, Result};
 use crate::heap::Heap;
 use crate::opcode::*;
@@ -573,13 +573,11 @@ impl<'h> Thread<'h> {
             return Err(Error::limit(LimitKind::ValueBytes));
         }
         let result = self.host.call(name, args).map_err(Error::host)?;
-        if result.depth_exceeds(limits.max_value_depth) {
-            return Err(Error::limit(LimitKind::ValueDepth));
-        }
-        let bytes = result.encoded_len(limits.max_value_bytes);
-        if bytes > limits.max_value_bytes {
-            return Err(Error::limit(LimitKind::ValueBytes));
-        }
+        let bytes = match result.measure(limits.max_value_depth, limits.max_value_bytes) {
+            Ok(bytes) => bytes,
+            Err(Oversize::Depth) => return Err(Error::limit(LimitKind::ValueDepth)),
+            Err(Oversize::Bytes) => return Err(Error::limit(LimitKind::ValueBytes)),
+        };
         self.budget.charge_intermediate(bytes)?;
         self.budget.check_time()?;
         data::from_data(self.heap, &result)
