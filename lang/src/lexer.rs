@@ -10,10 +10,16 @@
 //! nothing per token on the heap. Bracket depth and indentation depth are
 //! bounded by [`MAX_NESTING`].
 //!
-//! The lexer also remembers a little context about the tokens it handed
-//! out (the innermost open bracket and what opened it, the last few
-//! tokens), which [`crate::parse`] uses to word syntax errors the way
-//! starlark-go's recursive-descent parser does.
+//! A syntax error is worded the way starlark-go's recursive-descent parser
+//! words it, from a little context about the tokens handed out before it
+//! (the innermost open bracket and what opened it, the last few tokens,
+//! the latest `if`). Keeping that context costs about a third of the
+//! lexer's own work per token, and it is needed once per failed parse at
+//! most; so the parser runs on a lexer that keeps none of it
+//! (`Lexer<false>`, [`Lexer::new`]), and after a syntax error
+//! [`crate::parse`] replays the same tokens through one that does
+//! (`Lexer<true>`, [`Lexer::with_context`]). Lexing is a function of the
+//! source alone, so the replay ends in exactly the state the parser saw.
 
 use crate::ast::Literal;
 use crate::token::{Raw, Tok};
@@ -58,8 +64,9 @@ pub(crate) enum Bracket {
 pub(crate) type Spanned<'a> = (usize, Tok<'a>, usize);
 
 /// The lexer, an iterator of lalrpop triples. After an error it yields
-/// nothing more.
-pub struct Lexer<'a> {
+/// nothing more. With `CONTEXT`, it also keeps what syntax errors are
+/// worded from (see the module's documentation).
+pub struct Lexer<'a, const CONTEXT: bool = false> {
     src: &'a str,
     arena: &'a Bump,
     raw: logos::Lexer<'a, Raw>,
@@ -71,10 +78,19 @@ pub struct Lexer<'a> {
     line_start: bool,
     /// The current line has shown nothing but blanks and a comment so far.
     blank: bool,
+    /// Open brackets.
+    depth: usize,
+    /// Whether the newest token ends a line (a NEWLINE or OUTDENT), or
+    /// there is none yet.
+    line_ended: bool,
+    /// Tokens emitted so far.
+    emitted: usize,
+    done: bool,
+    // What syntax errors are worded from; kept with `CONTEXT` only.
+    /// What each open bracket belongs to.
     brackets: Vec<Bracket>,
     /// Position of the latest `if` at each bracket depth.
     last_if: Vec<usize>,
-    done: bool,
     /// The last three tokens emitted, a ring whose newest entry is at
     /// `head` (a ring rather than a shifted array: shifting cost ~30
     /// instructions per token); see [`Lexer::recent`].
@@ -87,7 +103,21 @@ pub struct Lexer<'a> {
 }
 
 impl<'a> Lexer<'a> {
+    /// The lexer the parser runs on.
     pub fn new(arena: &'a Bump, src: &'a str) -> Lexer<'a> {
+        Lexer::start(arena, src)
+    }
+}
+
+impl<'a> Lexer<'a, true> {
+    /// A lexer that keeps the context syntax errors are worded from.
+    pub(crate) fn with_context(arena: &'a Bump, src: &'a str) -> Lexer<'a, true> {
+        Lexer::start(arena, src)
+    }
+}
+
+impl<'a, const CONTEXT: bool> Lexer<'a, CONTEXT> {
+    fn start(arena: &'a Bump, src: &'a str) -> Lexer<'a, CONTEXT> {
         Lexer {
             src,
             arena,
@@ -96,14 +126,22 @@ impl<'a> Lexer<'a> {
             pending: 0,
             line_start: true,
             blank: false,
+            depth: 0,
+            line_ended: true,
+            emitted: 0,
+            done: false,
             brackets: Vec::new(),
             last_if: Vec::new(),
-            done: false,
             ring: [None; 3],
             head: 0,
             ctx: None,
             ctx_depth: 0,
         }
+    }
+
+    /// How many tokens the lexer has handed out.
+    pub(crate) fn emitted(&self) -> usize {
+        self.emitted
     }
 
     /// The position of the latest `if` at bracket depth `depth`.
@@ -124,8 +162,12 @@ impl<'a> Lexer<'a> {
 
     fn emit(&mut self, start: usize, tok: Tok<'a>, end: usize) -> Spanned<'a> {
         self.blank = false;
-        self.head = if self.head == 2 { 0 } else { self.head + 1 };
-        self.ring[self.head] = Some((start, tok, end));
+        self.emitted += 1;
+        self.line_ended = matches!(tok, Tok::Newline | Tok::Outdent);
+        if CONTEXT {
+            self.head = if self.head == 2 { 0 } else { self.head + 1 };
+            self.ring[self.head] = Some((start, tok, end));
+        }
         (start, tok, end)
     }
 
@@ -136,6 +178,24 @@ impl<'a> Lexer<'a> {
 
     fn last_tok(&self) -> Option<Tok<'a>> {
         self.ring[self.head].map(|(_, t, _)| t)
+    }
+
+    /// Records what the opening bracket `raw` belongs to (with `CONTEXT`).
+    fn open_bracket(&mut self, raw: Raw) {
+        let last = self.last_tok();
+        let operand = last.is_some_and(|t| t.ends_operand());
+        let kind = match raw {
+            Raw::LParen => match (last, self.previous().map(|r| r.1)) {
+                (Some(Tok::Load), _) => Bracket::Load,
+                (Some(Tok::Ident(_)), Some(Tok::Def)) => Bracket::DefParams,
+                _ if operand => Bracket::Call,
+                _ => Bracket::Group,
+            },
+            Raw::LBrack if operand => Bracket::Index,
+            Raw::LBrack => Bracket::List,
+            _ => Bracket::Dict,
+        };
+        self.brackets.push(kind);
     }
 
     /// Measures the indentation of a new line and queues INDENT/OUTDENT.
@@ -159,7 +219,7 @@ impl<'a> Lexer<'a> {
             bytes.get(i),
             None | Some(b'#') | Some(b'\n') | Some(b'\r') | Some(0)
         );
-        if self.blank || !self.brackets.is_empty() {
+        if self.blank || self.depth > 0 {
             return Ok(());
         }
         let cur = self.indents.last().copied().unwrap_or(0);
@@ -193,8 +253,10 @@ impl<'a> Lexer<'a> {
                     return Some(Err(e));
                 }
             }
-            self.ctx = self.brackets.last().copied();
-            self.ctx_depth = self.brackets.len();
+            if CONTEXT {
+                self.ctx = self.brackets.last().copied();
+                self.ctx_depth = self.brackets.len();
+            }
             if self.pending != 0 {
                 let pos = self.raw.span().end;
                 let tok = if self.pending > 0 {
@@ -219,10 +281,10 @@ impl<'a> Lexer<'a> {
                         return Some(Ok(self.emit(end, Tok::Newline, end)));
                     }
                     self.done = true;
-                    return match self.last_tok() {
-                        None | Some(Tok::Newline) | Some(Tok::Outdent) => None,
-                        Some(_) => Some(Ok(self.emit(end, Tok::EofNewline, end))),
-                    };
+                    if self.line_ended {
+                        return None;
+                    }
+                    return Some(Ok(self.emit(end, Tok::EofNewline, end)));
                 }
                 Some(Err(())) => {
                     let pos = self.raw.span().start;
@@ -237,7 +299,7 @@ impl<'a> Lexer<'a> {
             let tok = match raw {
                 Raw::Newline => {
                     self.line_start = true;
-                    if !self.brackets.is_empty() || self.blank {
+                    if self.depth > 0 || self.blank {
                         continue;
                     }
                     Tok::Newline
@@ -257,32 +319,27 @@ impl<'a> Lexer<'a> {
                     return Some(r.map(|(tok, end)| self.emit(start, tok, end)));
                 }
                 Raw::LParen | Raw::LBrack | Raw::LBrace => {
-                    let last = self.last_tok();
-                    let operand = last.is_some_and(|t| t.ends_operand());
-                    let (kind, tok) = match raw {
-                        Raw::LParen => {
-                            let kind = match (last, self.previous().map(|r| r.1)) {
-                                (Some(Tok::Load), _) => Bracket::Load,
-                                (Some(Tok::Ident(_)), Some(Tok::Def)) => Bracket::DefParams,
-                                _ if operand => Bracket::Call,
-                                _ => Bracket::Group,
-                            };
-                            (kind, Tok::LParen)
-                        }
-                        Raw::LBrack if operand => (Bracket::Index, Tok::LBrack),
-                        Raw::LBrack => (Bracket::List, Tok::LBrack),
-                        _ => (Bracket::Dict, Tok::LBrace),
-                    };
-                    if self.brackets.len() >= MAX_NESTING {
+                    if self.depth >= MAX_NESTING {
                         return Some(Err(self.fail(start, TOO_DEEP)));
                     }
-                    self.brackets.push(kind);
-                    tok
+                    self.depth += 1;
+                    if CONTEXT {
+                        self.open_bracket(raw);
+                    }
+                    match raw {
+                        Raw::LParen => Tok::LParen,
+                        Raw::LBrack => Tok::LBrack,
+                        _ => Tok::LBrace,
+                    }
                 }
                 Raw::RParen | Raw::RBrack | Raw::RBrace => {
-                    if self.brackets.pop().is_none() {
+                    if self.depth == 0 {
                         let c = &self.src[start..end];
                         return Some(Err(self.fail(start, format!("unexpected '{c}'"))));
+                    }
+                    self.depth -= 1;
+                    if CONTEXT {
+                        self.brackets.pop();
                     }
                     match raw {
                         Raw::RParen => Tok::RParen,
@@ -291,11 +348,13 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 Raw::If => {
-                    let depth = self.brackets.len();
-                    if self.last_if.len() <= depth {
-                        self.last_if.resize(depth + 1, 0);
+                    if CONTEXT {
+                        let depth = self.depth;
+                        if self.last_if.len() <= depth {
+                            self.last_if.resize(depth + 1, 0);
+                        }
+                        self.last_if[depth] = start;
                     }
-                    self.last_if[depth] = start;
                     Tok::If
                 }
                 Raw::And => Tok::And,
@@ -707,7 +766,7 @@ impl<'a> Lexer<'a> {
     }
 }
 
-impl<'a> Iterator for Lexer<'a> {
+impl<'a, const CONTEXT: bool> Iterator for Lexer<'a, CONTEXT> {
     type Item = Result<Spanned<'a>, LexError>;
 
     fn next(&mut self) -> Option<Self::Item> {

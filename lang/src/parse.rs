@@ -57,7 +57,17 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
             scope: OnceCell::new(),
             globals: OnceCell::new(),
         })),
-        Err(e) => Err(syntax_error(e, &lexer, source)),
+        Err(e) => {
+            // The parser's lexer keeps no context: replay the tokens it
+            // handed out through one that does.
+            let mut replay = Lexer::with_context(arena, source);
+            for _ in 0..lexer.emitted() {
+                if replay.next().is_none() {
+                    break;
+                }
+            }
+            Err(syntax_error(e, &replay, source))
+        }
     }
 }
 
@@ -1021,7 +1031,7 @@ fn terminal_name(t: &str) -> String {
 }
 
 /// Turns a lalrpop error into starlark-go's diagnostic.
-fn syntax_error<'a>(err: PErr<'a>, lx: &Lexer<'a>, src: &str) -> Diagnostic {
+fn syntax_error<'a>(err: PErr<'a>, lx: &Lexer<'a, true>, src: &str) -> Diagnostic {
     let (got, pos, expected) = match err {
         ParseError::User { error } => return Diagnostic::new(error.pos as u32, error.message),
         ParseError::InvalidToken { location } => {
@@ -1051,7 +1061,7 @@ enum Wording {
 }
 
 /// Words a parse error like starlark-go's recursive-descent parser.
-fn describe<'a>(got: Option<Tok<'a>>, expected: &[String], lx: &Lexer<'a>) -> Wording {
+fn describe<'a>(got: Option<Tok<'a>>, expected: &[String], lx: &Lexer<'a, true>) -> Wording {
     let has = |name: &str| expected.iter().any(|e| e.trim_matches('"') == name);
     let got_name = got.map_or("end of file", |t| t.describe());
     let is_eof = matches!(got, None | Some(Tok::EofNewline));
