@@ -263,6 +263,31 @@ use Binding::{Cell, Free, Global, Local, Predeclared, Universal, Unresolved};
 // ---- bindings ---------------------------------------------------------------
 
 #[test]
+fn a_syntax_error_anywhere_wins_over_resolve_errors_before_it() {
+    // `check` walks top-level statements while the parse goes on: the
+    // undefined names of the first lines are seen first, but the file's
+    // verdict is still its syntax error, as with parse and then resolve.
+    // (Expected texts from the reference.)
+    assert_eq!(
+        error("x = nowhere\ndef f():\n    return y\nz = = 1\n"),
+        "<codemode>:4:6: got '=', want primary expression"
+    );
+    assert_eq!(
+        error("x = nowhere\n\ny = 'unterminated\n"),
+        "<codemode>:3:5: unexpected newline in string"
+    );
+    // Without one, the resolver's first error, in starlark-go's order.
+    assert_eq!(
+        error("x = nowhere\ndef f():\n    return y\nz = 1\n"),
+        "<codemode>:3:12: undefined: y"
+    );
+    // Globals bound by later statements are visible to earlier functions.
+    with_module("def f():\n    return later\nlater = 1\n", |m| {
+        assert_eq!(bindings(m, "later"), [Global(1), Global(1)]);
+    });
+}
+
+#[test]
 fn parameters_come_first_in_declaration_order() {
     let src = "def f(a, b=1, *args, c, **kw):\n    x = a\n    for i, j in args:\n        pass\n    return x + c\n\ndef main():\n    return f(1)\n";
     with_module(src, |m| {
