@@ -28,16 +28,15 @@ use bumpalo::Bump;
 /// accepts. It bounds every recursive walk over the tree.
 pub const MAX_NESTING: usize = 200;
 
-/// Parses and resolves `source`: the front end in one call. The result is
-/// that of [`parse`] and then [`resolve`], but each top-level statement is
-/// resolved as soon as it is parsed, while its nodes are still in the
-/// cache.
+/// Parses and resolves `source`: the front end in one call.
 pub fn check<'a>(
     arena: &'a Bump,
     source: &'a str,
     names: &Names<'_>,
 ) -> Result<&'a ast::Module<'a>, Diagnostic> {
-    resolve::parse_and_resolve(arena, source, names)
+    let module = parse(arena, source)?;
+    resolve(arena, module, names)?;
+    Ok(module)
 }
 
 /// Validates that raw program bytes are UTF-8 (NUL bytes are the lexer's

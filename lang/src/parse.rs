@@ -27,7 +27,7 @@ use crate::{Diagnostic, MAX_NESTING};
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 use lalrpop_util::ParseError;
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 
 lalrpop_util::lalrpop_mod!(
     #[allow(
@@ -44,32 +44,12 @@ lalrpop_util::lalrpop_mod!(
 /// Parses `source` into a module allocated in `arena`. The module's
 /// `scope` and `globals` are left for the resolver.
 pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Diagnostic> {
-    parse_with(arena, source, None)
-}
-
-/// [`parse`], handing each top-level statement to `each` soon after the
-/// parser completes it (while its nodes are still in the cache), in order.
-/// Statements completed by the end of the input are not handed over: the
-/// caller takes the module's statements from the count it was given on.
-pub(crate) fn parse_with<'a>(
-    arena: &'a Bump,
-    source: &'a str,
-    each: Option<&mut dyn FnMut(&'a Stmt<'a>)>,
-) -> Result<&'a Module<'a>, Diagnostic> {
     if u32::try_from(source.len()).is_err() {
         return Err(Diagnostic::new(0, "source too large"));
     }
-    let ctx = Ctx {
-        collect_top: each.is_some(),
-        ..Ctx::default()
-    };
+    let ctx = Ctx::default();
     let mut lexer = Lexer::new(arena, source);
-    let feed = Feed {
-        tokens: &mut lexer,
-        ctx: &ctx,
-        each,
-    };
-    let result = grammar::FileParser::new().parse(arena, &ctx, feed);
+    let result = grammar::FileParser::new().parse(arena, &ctx, &mut lexer);
     match result {
         Ok(stmts) => Ok(arena.alloc(Module {
             stmts: done(stmts),
@@ -91,48 +71,9 @@ pub(crate) fn parse_with<'a>(
     }
 }
 
-/// The lexer's tokens, with the top-level statements the parser completed
-/// handed to a caller before each token (the parser asks for the next
-/// token soon after it completes a statement).
-struct Feed<'a, 'f, 'e> {
-    tokens: &'f mut Lexer<'a>,
-    ctx: &'f Ctx<'a>,
-    each: Option<&'e mut dyn FnMut(&'a Stmt<'a>)>,
-}
-
-impl<'a> Iterator for Feed<'a, '_, '_> {
-    type Item = <Lexer<'a> as Iterator>::Item;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.ctx.top_ready.get() {
-            self.ctx.top_ready.set(false);
-            let done = std::mem::take(&mut *self.ctx.top.borrow_mut());
-            if let Some(each) = self.each.as_mut() {
-                for s in &done {
-                    each(s);
-                }
-            }
-            // Keep the list's room for the next statements.
-            let mut top = self.ctx.top.borrow_mut();
-            if top.is_empty() {
-                *top = done;
-                top.clear();
-            }
-        }
-        self.tokens.next()
-    }
-}
-
 /// State shared with the grammar's actions.
 #[derive(Default)]
 pub(crate) struct Ctx<'a> {
-    /// Whether completed top-level statements are collected in `top`.
-    collect_top: bool,
-    /// Top-level statements completed and not yet handed over (see
-    /// [`parse_with`]), and whether there are any.
-    top: RefCell<Vec<&'a Stmt<'a>>>,
-    top_ready: Cell<bool>,
     /// Binary operators still waiting for their right operand, with their
     /// left operands, for the flat expression levels (see [`flat_push`]).
     /// Nested expressions complete before the enclosing one continues, so
@@ -883,16 +824,8 @@ pub(crate) fn push_stmt<'a>(mut b: Block<'a>, s: S<'a>) -> Block<'a> {
 }
 
 /// Appends a top-level statement.
-pub(crate) fn push_top<'a>(
-    ctx: &Ctx<'a>,
-    b: Seq<'a, &'a Stmt<'a>>,
-    s: S<'a>,
-) -> Seq<'a, &'a Stmt<'a>> {
+pub(crate) fn push_top<'a>(b: Seq<'a, &'a Stmt<'a>>, s: S<'a>) -> Seq<'a, &'a Stmt<'a>> {
     b.push(s.s);
-    if ctx.collect_top {
-        ctx.top.borrow_mut().push(s.s);
-        ctx.top_ready.set(true);
-    }
     b
 }
 

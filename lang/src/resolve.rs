@@ -61,34 +61,14 @@ pub fn resolve<'a>(
 ) -> Result<(), Diagnostic> {
     let mut r = Resolver::new(module.source, names);
     r.stmts(module.stmts);
-    r.end(arena, module)
-}
-
-/// Parses and resolves `source` (see [`crate::check`]). Each top-level
-/// statement is walked as soon as the parser has completed it, while its
-/// nodes are still in the cache, instead of in a second pass over the
-/// whole tree; the walk is the same, in the same order, so the result and
-/// the first error are those of [`crate::parse`] and then [`resolve`] (a
-/// syntax error anywhere still wins, as the resolver's verdict is only
-/// taken once the parse succeeded).
-pub(crate) fn parse_and_resolve<'a>(
-    arena: &'a Bump,
-    source: &'a str,
-    names: &Names<'_>,
-) -> Result<&'a Module<'a>, Diagnostic> {
-    let mut r = Resolver::new(source, names);
-    let mut walked = 0;
-    let module = crate::parse::parse_with(
-        arena,
-        source,
-        Some(&mut |stmt| {
-            r.stmt(stmt);
-            walked += 1;
-        }),
-    )?;
-    r.stmts(module.stmts.get(walked..).unwrap_or(&[]));
-    r.end(arena, module)?;
-    Ok(module)
+    r.blocks[FILE as usize].end = r.blocks.len() as BlockId;
+    r.resolve_local_uses(FILE);
+    r.resolve_non_local_uses(FILE);
+    if let Some(err) = r.error {
+        return Err(err);
+    }
+    r.finish(arena, module);
+    Ok(())
 }
 
 /// The message starlark-go gives for the reserved name `set`.
@@ -413,19 +393,6 @@ impl<'a, 'n> Resolver<'a, 'n> {
             error: None,
             spine: Vec::with_capacity(16),
         }
-    }
-
-    /// Resolves what the walk of the module's statements left for its end,
-    /// and reports the first error or records the result in the tree.
-    fn end(mut self, arena: &'a Bump, module: &'a Module<'a>) -> Result<(), Diagnostic> {
-        self.blocks[FILE as usize].end = self.blocks.len() as BlockId;
-        self.resolve_local_uses(FILE);
-        self.resolve_non_local_uses(FILE);
-        if let Some(err) = self.error.take() {
-            return Err(err);
-        }
-        self.finish(arena, module);
-        Ok(())
     }
 
     /// Records an error; only the first one is kept (starlark-go reports

@@ -264,10 +264,8 @@ use Binding::{Cell, Free, Global, Local, Predeclared, Universal, Unresolved};
 
 #[test]
 fn a_syntax_error_anywhere_wins_over_resolve_errors_before_it() {
-    // `check` walks top-level statements while the parse goes on: the
-    // undefined names of the first lines are seen first, but the file's
-    // verdict is still its syntax error, as with parse and then resolve.
-    // (Expected texts from the reference.)
+    // The undefined names of the first lines do not hide a syntax error
+    // after them. (Expected texts from the reference.)
     assert_eq!(
         error("x = nowhere\ndef f():\n    return y\nz = = 1\n"),
         "<codemode>:4:6: got '=', want primary expression"
