@@ -846,3 +846,65 @@ fn is_printable(c: char) -> bool {
     let nonchar = (u & 0xFFFE) == 0xFFFE || (0xFDD0..=0xFDEF).contains(&u);
     !(separator || format || private || nonchar)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything a lexer hands out, errors included.
+    fn tokens<const C: bool>(lexer: Lexer<'_, C>) -> Vec<Result<String, LexError>> {
+        lexer
+            .map(|r| r.map(|(start, tok, end)| format!("{start} {tok:?} {end}")))
+            .collect()
+    }
+
+    /// The replay after a syntax error relies on both lexers handing out
+    /// the same tokens: checked on every golden program.
+    #[test]
+    fn the_context_lexer_hands_out_the_same_tokens() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/lang");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("golden programs") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "star") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("program");
+            let Ok(src) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            let arena = Bump::new();
+            let plain = tokens(Lexer::new(&arena, src));
+            let context = tokens(Lexer::with_context(&arena, src));
+            assert_eq!(plain, context, "{}", path.display());
+            checked += 1;
+        }
+        assert!(checked > 250, "only {checked} programs");
+    }
+
+    #[test]
+    fn context_is_kept_only_by_the_context_lexer() {
+        let arena = Bump::new();
+        let src = "def f(a):\n    return g(a[1], {2: 3} if a else x)\n";
+        let mut plain = Lexer::new(&arena, src);
+        let mut context = Lexer::with_context(&arena, src);
+        // Up to the `{`, read inside the call's parentheses.
+        for _ in 0..17 {
+            plain.next();
+            context.next();
+        }
+        assert_eq!(plain.emitted(), 17);
+        assert_eq!(context.emitted(), 17);
+        assert!(plain.recent().iter().all(Option::is_none));
+        assert!(matches!(context.recent()[0], Some((_, Tok::LBrace, _))));
+        assert!(matches!(context.recent()[1], Some((_, Tok::Comma, _))));
+        assert_eq!(context.ctx, Some(Bracket::Call));
+        assert_eq!(plain.ctx, None);
+        // The `if` comes later, inside the call (depth 1).
+        for _ in 0..5 {
+            context.next();
+        }
+        assert!(matches!(context.recent()[0], Some((_, Tok::If, _))));
+        assert_eq!(context.last_if(1), Some(src.find(" if ").unwrap_or(0) + 1));
+    }
+}
