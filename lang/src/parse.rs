@@ -61,11 +61,7 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
             // The parser's lexer keeps no context: replay the tokens it
             // handed out through one that does.
             let mut replay = Lexer::with_context(arena, source);
-            for _ in 0..lexer.emitted() {
-                if replay.next().is_none() {
-                    break;
-                }
-            }
+            replay.by_ref().take(lexer.emitted()).for_each(drop);
             Err(syntax_error(e, &replay, source))
         }
     }

@@ -198,9 +198,9 @@ enum Fit {
     TooLong,
 }
 
-/// [`add_len`] and [`deeper_than`] in one walk: adds the encoded length of
-/// `d`, at most `levels` deep (scalar = 1), to `n`. Recurses at most
-/// `levels + 1` deep.
+/// The encoded length and the depth check in one walk: adds the encoded
+/// length of `d`, at most `levels` deep (scalar = 1), to `n`, stopping past
+/// `limit`. Recurses at most `levels + 1` deep.
 fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
     if levels == 0 {
         return Fit::TooDeep;
@@ -217,6 +217,7 @@ fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
             0
         }
         Data::Map(entries) => {
+            // Braces, commas, and a colon per entry.
             *n = n.saturating_add(2 + entries.len().saturating_sub(1) + entries.len());
             for (k, x) in entries {
                 *n = n.saturating_add(str_len(k));
@@ -262,33 +263,10 @@ fn float_len(f: f64) -> usize {
 }
 
 /// Adds the encoded length of `d` to `n`; `false` once `n` exceeds `limit`.
+/// The walk of [`measure_within`] with no depth limit: its callers have
+/// checked the depth already.
 fn add_len(d: &Data, limit: usize, n: &mut usize) -> bool {
-    // Containers add their parts to `n` as they go; scalars give their size.
-    let own = match d {
-        Data::List(items) => {
-            *n = n.saturating_add(2 + items.len().saturating_sub(1));
-            for x in items {
-                if !add_len(x, limit, n) {
-                    return false;
-                }
-            }
-            0
-        }
-        Data::Map(entries) => {
-            // Braces, commas, and a colon per entry.
-            *n = n.saturating_add(2 + entries.len().saturating_sub(1) + entries.len());
-            for (k, x) in entries {
-                *n = n.saturating_add(str_len(k));
-                if !add_len(x, limit, n) {
-                    return false;
-                }
-            }
-            0
-        }
-        scalar => scalar_len(scalar),
-    };
-    *n = n.saturating_add(own);
-    *n <= limit
+    matches!(measure_within(d, u32::MAX, limit, n), Fit::Fits)
 }
 
 /// Decimal digits of `i`, with its sign.

@@ -117,7 +117,7 @@ pub fn execute_with<H: Host>(
 }
 
 /// The arena's first chunk for a program of `len` bytes: room for its
-/// syntax tree (about 20 bytes per byte of source), its code and a typical
+/// syntax tree (about 13 bytes per byte of source), its code and a typical
 /// run, so that most executions never grow the arena (each growth is a
 /// fresh allocation from the system allocator). Capped, since the arena
 /// only takes what the heap budget has already charged.
