@@ -47,9 +47,13 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
     if u32::try_from(source.len()).is_err() {
         return Err(Diagnostic::new(0, "source too large"));
     }
-    let ctx = Ctx::default();
+    let mut ctx = Ctx::default();
     let mut lexer = Lexer::new(arena, source);
     let result = grammar::FileParser::new().parse(arena, &ctx, &mut lexer);
+    if let Some(e) = ctx.error.take() {
+        // Any error the parser or the lexer met came after it.
+        return Err(Diagnostic::new(e.pos as u32, e.message));
+    }
     match result {
         Ok(stmts) => Ok(arena.alloc(Module {
             stmts: done(stmts),
@@ -78,6 +82,23 @@ pub(crate) struct Ctx<'a> {
     /// Positions of a run of `not`s read before their operand (see the
     /// grammar's `Nots`); they move to `pending` once the operand is read.
     nots: RefCell<Vec<usize>>,
+    /// The first error an action found. The actions are infallible, which
+    /// spares the generated parser an error path per reduction (with them
+    /// its reduce function kept a 32 KiB stack frame): they record the
+    /// error here and carry on with what they have. The parse goes on to
+    /// the end of the source or its first syntax error, in time linear in
+    /// the source as always, and the recorded error, the earliest, is the
+    /// one reported.
+    error: OnceCell<LexError>,
+}
+
+impl Ctx<'_> {
+    /// Records an error found by an action; the first one stands.
+    #[cold]
+    #[inline(never)]
+    fn fail(&self, pos: usize, message: String) {
+        let _ = self.error.set(LexError::new(pos, message));
+    }
 }
 
 /// `left op` waiting for the operand to its right; with no `left`, a
@@ -105,7 +126,6 @@ const NOT_PRECEDENCE: u8 = 2;
 pub(crate) type Flat<'a> = (usize, X<'a>);
 
 pub(crate) type PErr<'a> = ParseError<usize, Tok<'a>, LexError>;
-pub(crate) type PResult<'a, T> = Result<T, PErr<'a>>;
 
 /// An expression under construction with its depth (a leaf is 1).
 pub(crate) struct X<'a> {
@@ -155,64 +175,60 @@ pub(crate) enum LoadItem<'a> {
     Alias(&'a Ident<'a>, LitTok<'a>),
 }
 
-fn user<'a>(pos: usize, message: impl Into<String>) -> PErr<'a> {
-    ParseError::User {
-        error: LexError::new(pos, message),
-    }
-}
-
 fn span(l: usize, r: usize) -> Span {
     Span::new(l as u32, r as u32)
 }
 
 /// Checks an expression depth against the limit.
-fn expr_depth<'a>(d: u32, pos: usize) -> PResult<'a, u32> {
+fn expr_depth(ctx: &Ctx<'_>, d: u32, pos: usize) -> u32 {
     if d as usize > MAX_NESTING {
-        return Err(user(pos, TOO_DEEP));
+        ctx.fail(pos, TOO_DEEP.into());
     }
-    Ok(d)
+    d
 }
 
 /// Checks a statement depth: a statement may hold a full-depth expression.
-fn stmt_depth<'a>(d: u32, pos: usize) -> PResult<'a, u32> {
+fn stmt_depth(ctx: &Ctx<'_>, d: u32, pos: usize) -> u32 {
     if d as usize > MAX_NESTING + 1 {
-        return Err(user(pos, TOO_DEEP));
+        ctx.fail(pos, TOO_DEEP.into());
     }
-    Ok(d)
+    d
 }
 
 fn node<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     kind: ExprKind<'a>,
     l: u32,
     r: u32,
     d: u32,
     pos: usize,
-) -> PResult<'a, X<'a>> {
-    Ok(X {
+) -> X<'a> {
+    X {
         e: arena.alloc(Expr {
             kind,
             span: Span::new(l, r),
         }),
-        d: expr_depth(d, pos)?,
-    })
+        d: expr_depth(ctx, d, pos),
+    }
 }
 
 fn stmt<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     kind: StmtKind<'a>,
     l: u32,
     r: u32,
     d: u32,
     pos: usize,
-) -> PResult<'a, S<'a>> {
-    Ok(S {
+) -> S<'a> {
+    S {
         s: arena.alloc(Stmt {
             kind,
             span: Span::new(l, r),
         }),
-        d: stmt_depth(d, pos)?,
-    })
+        d: stmt_depth(ctx, d, pos),
+    }
 }
 
 pub(crate) fn ident<'a>(arena: &'a Bump, name: &'a str, l: usize, r: usize) -> &'a Ident<'a> {
@@ -288,7 +304,7 @@ pub(crate) fn push_x<'a>(mut l: List<'a>, x: X<'a>) -> List<'a> {
 }
 
 /// An unparenthesised tuple `a, b`.
-pub(crate) fn tuple<'a>(arena: &'a Bump, l: List<'a>) -> PResult<'a, X<'a>> {
+pub(crate) fn tuple<'a>(arena: &'a Bump, ctx: &Ctx<'a>, l: List<'a>) -> X<'a> {
     let (items, d) = l;
     let items = done(items);
     let (start, end) = match (items.first(), items.last()) {
@@ -297,6 +313,7 @@ pub(crate) fn tuple<'a>(arena: &'a Bump, l: List<'a>) -> PResult<'a, X<'a>> {
     };
     node(
         arena,
+        ctx,
         ExprKind::Tuple(items),
         start,
         end,
@@ -308,27 +325,26 @@ pub(crate) fn tuple<'a>(arena: &'a Bump, l: List<'a>) -> PResult<'a, X<'a>> {
 /// `(x)`, `(x,)` or `(a, b, ...)`.
 pub(crate) fn paren<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     l: usize,
     list: List<'a>,
     comma: bool,
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let (items, d) = list;
-    let inner = if items.len() == 1 && !comma {
-        match items.pop() {
-            Some(e) => X { e, d },
-            None => return Err(user(l, "internal error: empty parenthesis")),
-        }
+    let inner = if let ([e], false) = (&items[..], comma) {
+        X { e, d }
     } else {
         let items = done(items);
         let (start, end) = match (items.first(), items.last()) {
             (Some(a), Some(b)) => (a.span.start, b.span.end),
             _ => (l as u32, r as u32),
         };
-        node(arena, ExprKind::Tuple(items), start, end, d + 1, l)?
+        node(arena, ctx, ExprKind::Tuple(items), start, end, d + 1, l)
     };
     node(
         arena,
+        ctx,
         ExprKind::Paren(inner.e),
         l as u32,
         r as u32,
@@ -337,10 +353,17 @@ pub(crate) fn paren<'a>(
     )
 }
 
-pub(crate) fn list<'a>(arena: &'a Bump, l: usize, list: List<'a>, r: usize) -> PResult<'a, X<'a>> {
+pub(crate) fn list<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    l: usize,
+    list: List<'a>,
+    r: usize,
+) -> X<'a> {
     let (items, d) = list;
     node(
         arena,
+        ctx,
         ExprKind::List(done(items)),
         l as u32,
         r as u32,
@@ -371,9 +394,16 @@ pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (DictEntry<'a>, u32)) -> Ent
     l
 }
 
-pub(crate) fn dict<'a>(arena: &'a Bump, l: usize, e: Entries<'a>, r: usize) -> PResult<'a, X<'a>> {
+pub(crate) fn dict<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    l: usize,
+    e: Entries<'a>,
+    r: usize,
+) -> X<'a> {
     node(
         arena,
+        ctx,
         ExprKind::Dict(done(e.0)),
         l as u32,
         r as u32,
@@ -400,52 +430,54 @@ pub(crate) fn comp_for<'a>(
     p: usize,
     vars: X<'a>,
     iter: Flat<'a>,
-) -> PResult<'a, (Clause<'a>, u32)> {
-    let iter = flat_finish(arena, ctx, iter)?;
-    let d = expr_depth(vars.d.max(iter.d) + 1, p)?;
-    Ok((
+) -> (Clause<'a>, u32) {
+    let iter = flat_finish(arena, ctx, iter);
+    let d = expr_depth(ctx, vars.d.max(iter.d) + 1, p);
+    (
         Clause::For {
             vars: vars.e,
             iter: iter.e,
             for_pos: p as u32,
         },
         d,
-    ))
+    )
 }
 
-pub(crate) fn comp_if<'a>(p: usize, c: X<'a>) -> PResult<'a, (Clause<'a>, u32)> {
-    let d = expr_depth(c.d + 1, p)?;
-    Ok((
+pub(crate) fn comp_if<'a>(ctx: &Ctx<'a>, p: usize, c: X<'a>) -> (Clause<'a>, u32) {
+    let d = expr_depth(ctx, c.d + 1, p);
+    (
         Clause::If {
             cond: c.e,
             if_pos: p as u32,
         },
         d,
-    ))
+    )
 }
 
 pub(crate) fn list_comp<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     l: usize,
     body: X<'a>,
     c: Clauses<'a>,
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let d = body.d.max(c.1) + 1;
     let kind = ExprKind::ListComp {
         body: body.e,
         clauses: done(c.0),
     };
-    node(arena, kind, l as u32, r as u32, d, l)
+    node(arena, ctx, kind, l as u32, r as u32, d, l)
 }
 
 pub(crate) fn dict_comp<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     l: usize,
     e: (DictEntry<'a>, u32),
     c: Clauses<'a>,
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let d = e.1.max(c.1) + 1;
     let kind = ExprKind::DictComp {
         key: e.0.key,
@@ -453,7 +485,7 @@ pub(crate) fn dict_comp<'a>(
         clauses: done(c.0),
         colon: e.0.colon,
     };
-    node(arena, kind, l as u32, r as u32, d, l)
+    node(arena, ctx, kind, l as u32, r as u32, d, l)
 }
 
 pub(crate) fn cond<'a>(
@@ -463,10 +495,10 @@ pub(crate) fn cond<'a>(
     p: usize,
     c: Flat<'a>,
     els: X<'a>,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     // The condition's operators wait above the then-branch's.
-    let c = flat_finish(arena, ctx, c)?;
-    let then = flat_finish(arena, ctx, then)?;
+    let c = flat_finish(arena, ctx, c);
+    let then = flat_finish(arena, ctx, then);
     let d = then.d.max(c.d).max(els.d) + 1;
     let (l, r) = (then.e.span.start, els.e.span.end);
     let kind = ExprKind::Cond {
@@ -475,16 +507,17 @@ pub(crate) fn cond<'a>(
         els: els.e,
         if_pos: p as u32,
     };
-    node(arena, kind, l, r, d, p)
+    node(arena, ctx, kind, l, r, d, p)
 }
 
 pub(crate) fn binary<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     l: X<'a>,
     op: BinOp,
     p: usize,
     r: X<'a>,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let d = l.d.max(r.d) + 1;
     let (start, end) = (l.e.span.start, r.e.span.end);
     let kind = ExprKind::Binary {
@@ -493,7 +526,7 @@ pub(crate) fn binary<'a>(
         r: r.e,
         op_pos: p as u32,
     };
-    node(arena, kind, start, end, d, p)
+    node(arena, ctx, kind, start, end, d, p)
 }
 
 /// Binding strength of a binary operator, as in starlark-go (`not` would
@@ -560,10 +593,10 @@ pub(crate) fn flat_start_nots<'a>(ctx: &Ctx<'a>, nots: usize, x: X<'a>) -> Flat<
 }
 
 /// Applies a waiting operator to its right operand `cur`.
-fn apply<'a>(arena: &'a Bump, top: Pending<'a>, cur: X<'a>) -> PResult<'a, X<'a>> {
+fn apply<'a>(arena: &'a Bump, ctx: &Ctx<'a>, top: Pending<'a>, cur: X<'a>) -> X<'a> {
     match top.left {
-        Some(left) => binary(arena, left, top.op, top.pos, cur),
-        None => unary(arena, UnaryOp::Not, top.pos, cur),
+        Some(left) => binary(arena, ctx, left, top.op, top.pos, cur),
+        None => unary(arena, ctx, UnaryOp::Not, top.pos, cur),
     }
 }
 
@@ -578,7 +611,7 @@ pub(crate) fn flat_push<'a>(
     op: (BinOp, usize, usize),
     r: X<'a>,
     nots: Option<usize>,
-) -> PResult<'a, Flat<'a>> {
+) -> Flat<'a> {
     let (base, mut cur) = flat;
     let prec = precedence(op.0);
     let mut pending = ctx.pending.borrow_mut();
@@ -593,10 +626,11 @@ pub(crate) fn flat_push<'a>(
                 top.op.as_str(),
                 op.0.as_str()
             );
-            return Err(user(op.2, msg));
+            // Reported; the comparisons are then taken left to right.
+            ctx.fail(op.2, msg);
         }
         let Some(top) = pending.pop() else { break };
-        cur = apply(arena, top, cur)?;
+        cur = apply(arena, ctx, top, cur);
     }
     pending.push(Pending {
         left: Some(cur),
@@ -606,26 +640,22 @@ pub(crate) fn flat_push<'a>(
     if let Some(nots) = nots {
         push_nots(ctx, &mut pending, nots);
     }
-    Ok((base, r))
+    (base, r)
 }
 
 /// Completes a flat expression: every waiting operator takes its right
 /// operand, innermost (tightest) first.
-pub(crate) fn flat_finish<'a>(
-    arena: &'a Bump,
-    ctx: &Ctx<'a>,
-    flat: Flat<'a>,
-) -> PResult<'a, X<'a>> {
+pub(crate) fn flat_finish<'a>(arena: &'a Bump, ctx: &Ctx<'a>, flat: Flat<'a>) -> X<'a> {
     let (base, mut cur) = flat;
     let mut pending = ctx.pending.borrow_mut();
     while pending.len() > base {
         let Some(top) = pending.pop() else { break };
-        cur = apply(arena, top, cur)?;
+        cur = apply(arena, ctx, top, cur);
     }
-    Ok(cur)
+    cur
 }
 
-pub(crate) fn unary<'a>(arena: &'a Bump, op: UnaryOp, p: usize, x: X<'a>) -> PResult<'a, X<'a>> {
+pub(crate) fn unary<'a>(arena: &'a Bump, ctx: &Ctx<'a>, op: UnaryOp, p: usize, x: X<'a>) -> X<'a> {
     let d = x.d + 1;
     let end = x.e.span.end;
     let kind = ExprKind::Unary {
@@ -633,15 +663,16 @@ pub(crate) fn unary<'a>(arena: &'a Bump, op: UnaryOp, p: usize, x: X<'a>) -> PRe
         x: x.e,
         op_pos: p as u32,
     };
-    node(arena, kind, p as u32, end, d, p)
+    node(arena, ctx, kind, p as u32, end, d, p)
 }
 
 pub(crate) fn dot<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     x: X<'a>,
     p: usize,
     name: &'a Ident<'a>,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let d = x.d + 1;
     let (l, r) = (x.e.span.start, name.span.end);
     let kind = ExprKind::Dot {
@@ -649,16 +680,17 @@ pub(crate) fn dot<'a>(
         name,
         dot: p as u32,
     };
-    node(arena, kind, l, r, d, p)
+    node(arena, ctx, kind, l, r, d, p)
 }
 
 pub(crate) fn index<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     x: X<'a>,
     lb: usize,
     i: X<'a>,
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let d = x.d.max(i.d) + 1;
     let l = x.e.span.start;
     let kind = ExprKind::Index {
@@ -666,16 +698,17 @@ pub(crate) fn index<'a>(
         index: i.e,
         lbrack: lb as u32,
     };
-    node(arena, kind, l, r as u32, d, lb)
+    node(arena, ctx, kind, l, r as u32, d, lb)
 }
 
 pub(crate) fn slice<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     x: X<'a>,
     lb: usize,
     parts: [Option<X<'a>>; 3],
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let mut d = x.d;
     let l = x.e.span.start;
     let [lo, hi, step] = parts.map(|p| {
@@ -691,7 +724,7 @@ pub(crate) fn slice<'a>(
         step,
         lbrack: lb as u32,
     };
-    node(arena, kind, l, r as u32, d + 1, lb)
+    node(arena, ctx, kind, l, r as u32, d + 1, lb)
 }
 
 /// An argument as the grammar reads it. It is never a parser symbol of
@@ -729,11 +762,12 @@ pub(crate) fn push_arg<'a>(mut l: Args<'a>, a: ArgX<'a>) -> Args<'a> {
 
 pub(crate) fn call<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     f: X<'a>,
     lp: usize,
     args: Option<Args<'a>>,
     r: usize,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let (args, ad): (&'a [ast::Arg<'a>], u32) = match args {
         Some((v, d)) => (done(v), d),
         None => (&[], 0),
@@ -745,7 +779,7 @@ pub(crate) fn call<'a>(
         args,
         lparen: lp as u32,
     };
-    node(arena, kind, l, r as u32, d, lp)
+    node(arena, ctx, kind, l, r as u32, d, lp)
 }
 
 /// A parameter as the grammar reads it: its kind, the position of its
@@ -781,10 +815,11 @@ pub(crate) fn push_param<'a>(mut l: Params<'a>, p: ParamX<'a>) -> Params<'a> {
 
 pub(crate) fn lambda<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     params: Option<Params<'a>>,
     body: X<'a>,
-) -> PResult<'a, X<'a>> {
+) -> X<'a> {
     let (params, pd): (&'a [Param<'a>], u32) = match params {
         Some((v, d)) => (done(v), d),
         None => (&[], 0),
@@ -804,7 +839,7 @@ pub(crate) fn lambda<'a>(
         body: std::slice::from_ref(arena.alloc(ret)),
         scope: OnceCell::new(),
     });
-    node(arena, ExprKind::Lambda(func), p as u32, end, d, p)
+    node(arena, ctx, ExprKind::Lambda(func), p as u32, end, d, p)
 }
 
 pub(crate) fn block1<'a>(arena: &'a Bump, s: S<'a>) -> Block<'a> {
@@ -835,15 +870,16 @@ pub(crate) fn simple<'a>(arena: &'a Bump, kind: StmtKind<'a>, l: usize, r: usize
     }
 }
 
-pub(crate) fn ret<'a>(arena: &'a Bump, l: usize, x: X<'a>) -> PResult<'a, S<'a>> {
+pub(crate) fn ret<'a>(arena: &'a Bump, ctx: &Ctx<'a>, l: usize, x: X<'a>) -> S<'a> {
     let (r, d) = (x.e.span.end, x.d + 1);
-    stmt(arena, StmtKind::Return(Some(x.e)), l as u32, r, d, l)
+    stmt(arena, ctx, StmtKind::Return(Some(x.e)), l as u32, r, d, l)
 }
 
-pub(crate) fn expr_stmt<'a>(arena: &'a Bump, x: X<'a>) -> PResult<'a, S<'a>> {
+pub(crate) fn expr_stmt<'a>(arena: &'a Bump, ctx: &Ctx<'a>, x: X<'a>) -> S<'a> {
     let (sp, d) = (x.e.span, x.d + 1);
     stmt(
         arena,
+        ctx,
         StmtKind::Expr(x.e),
         sp.start,
         sp.end,
@@ -854,10 +890,11 @@ pub(crate) fn expr_stmt<'a>(arena: &'a Bump, x: X<'a>) -> PResult<'a, S<'a>> {
 
 pub(crate) fn assign<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     lhs: X<'a>,
     op: (AssignOp, usize),
     rhs: X<'a>,
-) -> PResult<'a, S<'a>> {
+) -> S<'a> {
     let (l, r) = (lhs.e.span.start, rhs.e.span.end);
     let d = lhs.d.max(rhs.d) + 1;
     let kind = StmtKind::Assign {
@@ -866,7 +903,7 @@ pub(crate) fn assign<'a>(
         op_pos: op.1 as u32,
         rhs: rhs.e,
     };
-    stmt(arena, kind, l, r, d, op.1)
+    stmt(arena, ctx, kind, l, r, d, op.1)
 }
 
 fn block_end(b: &[&Stmt<'_>], default: u32) -> u32 {
@@ -875,11 +912,12 @@ fn block_end(b: &[&Stmt<'_>], default: u32) -> u32 {
 
 pub(crate) fn def<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     name: &'a Ident<'a>,
     params: Option<Params<'a>>,
     body: Block<'a>,
-) -> PResult<'a, S<'a>> {
+) -> S<'a> {
     let (params, pd): (&'a [Param<'a>], u32) = match params {
         Some((v, d)) => (done(v), d),
         None => (&[], 0),
@@ -894,16 +932,25 @@ pub(crate) fn def<'a>(
         body,
         scope: OnceCell::new(),
     });
-    stmt(arena, StmtKind::Def { name, func }, p as u32, end, d, p)
+    stmt(
+        arena,
+        ctx,
+        StmtKind::Def { name, func },
+        p as u32,
+        end,
+        d,
+        p,
+    )
 }
 
 pub(crate) fn if_stmt<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     c: X<'a>,
     then: Block<'a>,
     els: (&'a [&'a Stmt<'a>], u32),
-) -> PResult<'a, S<'a>> {
+) -> S<'a> {
     let d = c.d.max(then.1).max(els.1) + 1;
     let then = done(then.0);
     let end = block_end(els.0, block_end(then, c.e.span.end));
@@ -912,28 +959,30 @@ pub(crate) fn if_stmt<'a>(
         then,
         els: els.0,
     };
-    stmt(arena, kind, p as u32, end, d, p)
+    stmt(arena, ctx, kind, p as u32, end, d, p)
 }
 
 /// An `elif` clause: an `If` as the only statement of the `else` branch.
 pub(crate) fn elif<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     c: X<'a>,
     then: Block<'a>,
     els: (&'a [&'a Stmt<'a>], u32),
-) -> PResult<'a, (&'a [&'a Stmt<'a>], u32)> {
-    let s = if_stmt(arena, p, c, then, els)?;
-    Ok((std::slice::from_ref(arena.alloc(s.s)), s.d))
+) -> (&'a [&'a Stmt<'a>], u32) {
+    let s = if_stmt(arena, ctx, p, c, then, els);
+    (std::slice::from_ref(arena.alloc(s.s)), s.d)
 }
 
 pub(crate) fn for_stmt<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     vars: X<'a>,
     iter: X<'a>,
     body: Block<'a>,
-) -> PResult<'a, S<'a>> {
+) -> S<'a> {
     let d = vars.d.max(iter.d).max(body.1) + 1;
     let body = done(body.0);
     let end = block_end(body, iter.e.span.end);
@@ -942,73 +991,94 @@ pub(crate) fn for_stmt<'a>(
         iter: iter.e,
         body,
     };
-    stmt(arena, kind, p as u32, end, d, p)
+    stmt(arena, ctx, kind, p as u32, end, d, p)
 }
 
 /// A `while` loop: parsed so that the resolver can reject it with
 /// starlark-go's wording.
 pub(crate) fn while_stmt<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     p: usize,
     c: X<'a>,
     body: Block<'a>,
-) -> PResult<'a, S<'a>> {
+) -> S<'a> {
     let d = c.d.max(body.1) + 1;
     let body = done(body.0);
     let end = block_end(body, c.e.span.end);
     let kind = StmtKind::While { cond: c.e, body };
-    stmt(arena, kind, p as u32, end, d, p)
+    stmt(arena, ctx, kind, p as u32, end, d, p)
+}
+
+/// The operands of `load` read so far: the module's name and the
+/// bindings.
+pub(crate) type LoadOperands<'a> = (&'a str, Seq<'a, (&'a Ident<'a>, &'a str)>);
+
+/// The module operand of `load`, which must be a string.
+pub(crate) fn load_module<'a>(arena: &'a Bump, ctx: &Ctx<'a>, m: LitTok<'a>) -> LoadOperands<'a> {
+    let &(lit, _, end) = m;
+    let module = match lit {
+        Literal::String(name) => name,
+        _ => {
+            ctx.fail(
+                end,
+                "first operand of load statement must be a string literal".into(),
+            );
+            ""
+        }
+    };
+    (module, seq(arena, 4))
+}
+
+/// A binding operand of `load`: `"name"` or `local="name"`.
+pub(crate) fn load_item<'a>(
+    arena: &'a Bump,
+    ctx: &Ctx<'a>,
+    o: LoadOperands<'a>,
+    item: LoadItem<'a>,
+) -> LoadOperands<'a> {
+    match item {
+        LoadItem::Plain(&(Literal::String(name), ls, le)) => {
+            // starlark-go places the binding one column into the literal.
+            o.1.push((ident(arena, name, ls + 1, le), name));
+        }
+        LoadItem::Plain(&(lit, _, le)) => {
+            let got = Tok::Lit(lit).describe();
+            let msg = format!("load operand must be \"name\" or localname=\"name\" (got {got})");
+            ctx.fail(le, msg);
+        }
+        LoadItem::Alias(id, &(Literal::String(name), _, _)) => o.1.push((id, name)),
+        LoadItem::Alias(id, &(_, _, le)) => {
+            let msg = format!(
+                "original name of loaded symbol must be quoted: {}=\"originalname\"",
+                id.name
+            );
+            ctx.fail(le, msg);
+        }
+    }
+    o
 }
 
 pub(crate) fn load<'a>(
     arena: &'a Bump,
+    ctx: &Ctx<'a>,
     l: usize,
     lparen: usize,
-    module: LitTok<'a>,
-    items: Seq<'a, LoadItem<'a>>,
+    operands: LoadOperands<'a>,
     r: usize,
-) -> PResult<'a, S<'a>> {
-    let &(module_lit, _, module_end) = module;
-    let Literal::String(module_name) = module_lit else {
-        return Err(user(
-            module_end,
-            "first operand of load statement must be a string literal",
-        ));
-    };
-    let mut names = BVec::with_capacity_in(items.len(), arena);
-    for &item in items.iter() {
-        match item {
-            LoadItem::Plain(&(lit, ls, le)) => {
-                let Literal::String(name) = lit else {
-                    let got = Tok::Lit(lit).describe();
-                    let msg =
-                        format!("load operand must be \"name\" or localname=\"name\" (got {got})");
-                    return Err(user(le, msg));
-                };
-                // starlark-go places the binding one column into the literal.
-                let id = ident(arena, name, ls + 1, le);
-                names.push((id, name));
-            }
-            LoadItem::Alias(id, &(lit, _, le)) => {
-                let Literal::String(name) = lit else {
-                    let msg = format!(
-                        "original name of loaded symbol must be quoted: {}=\"originalname\"",
-                        id.name
-                    );
-                    return Err(user(le, msg));
-                };
-                names.push((id, name));
-            }
-        }
-    }
-    if names.is_empty() {
-        return Err(user(lparen, "load statement must import at least 1 symbol"));
+) -> S<'a> {
+    let (module, names) = operands;
+    if names.is_empty() && ctx.error.get().is_none() {
+        ctx.fail(
+            lparen,
+            "load statement must import at least 1 symbol".into(),
+        );
     }
     let kind = StmtKind::Load {
-        module: module_name,
-        names: names.into_bump_slice(),
+        module,
+        names: done(names),
     };
-    stmt(arena, kind, l as u32, r as u32, 1, l)
+    stmt(arena, ctx, kind, l as u32, r as u32, 1, l)
 }
 
 /// How starlark-go names an expected terminal of the grammar.

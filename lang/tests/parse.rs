@@ -790,3 +790,47 @@ fn statement_depth_is_bounded() {
     let elifs = format!("if x:\n  pass\n{}", "elif x:\n  pass\n".repeat(250));
     assert!(error(&elifs).ends_with("nesting too deep"));
 }
+
+#[test]
+fn an_actions_error_stands_when_the_parser_fails_next() {
+    // The actions record their errors and the parse goes on; an error the
+    // parser meets next, with the lookahead that completed the action or
+    // later, is not the one reported. Expected texts from starlark-ref,
+    // except the nesting limit, which starlark-go does not have.
+    let cases = [
+        ("x = 1 == 2 == 3 = 4", "<codemode>:1:14: == does not associate with == (use parens)"),
+        ("x = 1 == 2 == 3 if", "<codemode>:1:14: == does not associate with == (use parens)"),
+        (
+            "x = 1 == 2 == 3\ny = \"\\q\"\nz = (\n",
+            "<codemode>:1:14: == does not associate with == (use parens)",
+        ),
+        ("x = (1 == 2 == 3 :)", "<codemode>:1:15: == does not associate with == (use parens)"),
+        (
+            "load(\"m\", \"a\", 1) x",
+            "<codemode>:1:17: load operand must be \"name\" or localname=\"name\" (got int literal)",
+        ),
+        (
+            "load(1, \"a\") x",
+            "<codemode>:1:7: first operand of load statement must be a string literal",
+        ),
+        (
+            "load(1) x",
+            "<codemode>:1:7: first operand of load statement must be a string literal",
+        ),
+        (
+            "load(\"m\", x=1) y",
+            "<codemode>:1:14: original name of loaded symbol must be quoted: x=\"originalname\"",
+        ),
+        (
+            "load(\"m\", \"a\", x=2, 1 2",
+            "<codemode>:1:19: original name of loaded symbol must be quoted: x=\"originalname\"",
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(error(src), want, "{src:?}");
+    }
+    for tail in [" = 4", " if", " else", "\ny = 1 < 2 < 3"] {
+        let src = format!("x = {}1{tail}", "-".repeat(201));
+        assert_eq!(error(&src), "<codemode>:1:6: nesting too deep", "{tail:?}");
+    }
+}
