@@ -60,13 +60,45 @@ struct LoopCtx {
     breaks: Vec<usize>,
 }
 
-#[derive(Hash, PartialEq, Eq)]
+#[derive(Hash, PartialEq, Eq, Clone, Copy)]
 enum ConstKey<'h> {
     None,
     Int(i64),
     Float(u64),
     Str(&'h str),
     Global(u32),
+}
+
+/// How many keyed constants [`ConstIndex`] scans before it builds a table.
+const CONST_SCAN: usize = 24;
+
+/// The index of a function's deduplicated constants: a list scanned while
+/// short (most functions have a dozen constants, for which hashing cost
+/// more than comparing), a hash table once it grows past [`CONST_SCAN`].
+struct ConstIndex<'h> {
+    list: BumpVec<'h, (ConstKey<'h>, u16)>,
+    table: FxHashMap<ConstKey<'h>, u16>,
+}
+
+impl<'h> ConstIndex<'h> {
+    fn get(&self, key: &ConstKey<'h>) -> Option<u16> {
+        if self.table.is_empty() {
+            self.list.iter().find(|(k, _)| k == key).map(|&(_, i)| i)
+        } else {
+            self.table.get(key).copied()
+        }
+    }
+
+    fn insert(&mut self, key: ConstKey<'h>, i: u16) {
+        if self.table.is_empty() {
+            if self.list.len() < CONST_SCAN {
+                self.list.push((key, i));
+                return;
+            }
+            self.table.extend(self.list.iter().copied());
+        }
+        self.table.insert(key, i);
+    }
 }
 
 struct FnCompiler<'h, 'e> {
@@ -78,7 +110,7 @@ struct FnCompiler<'h, 'e> {
     instrs: BumpVec<'h, Instr>,
     positions: BumpVec<'h, Pos>,
     consts: BumpVec<'h, Value<'h>>,
-    const_index: FxHashMap<ConstKey<'h>, u16>,
+    const_index: ConstIndex<'h>,
     sites: BumpVec<'h, CallSite<'h>>,
     functions: BumpVec<'h, &'h Code<'h>>,
     locals: &'h [Local<'h>],
@@ -113,7 +145,10 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             instrs: BumpVec::with_capacity_in(64, bump),
             positions: BumpVec::with_capacity_in(64, bump),
             consts: BumpVec::with_capacity_in(16, bump),
-            const_index: FxHashMap::with_capacity_and_hasher(16, Default::default()),
+            const_index: ConstIndex {
+                list: BumpVec::with_capacity_in(CONST_SCAN, bump),
+                table: FxHashMap::default(),
+            },
             sites: BumpVec::with_capacity_in(16, bump),
             functions: BumpVec::new_in(bump),
             locals: scope.locals,
@@ -221,9 +256,14 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 
     fn konst(&mut self, key: ConstKey<'h>, v: Value<'h>) -> Result<u16> {
-        if let Some(&k) = self.const_index.get(&key) {
+        if let Some(k) = self.const_index.get(&key) {
             return Ok(k);
         }
+        self.konst_new(key, v)
+    }
+
+    /// A constant whose key is not in the index yet.
+    fn konst_new(&mut self, key: ConstKey<'h>, v: Value<'h>) -> Result<u16> {
         let k = self.consts.len();
         if k > MAX_OPERAND {
             return Err(too_large(self.pos));
@@ -244,11 +284,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 
     fn str_const(&mut self, s: &'h str) -> Result<u16> {
-        if let Some(&k) = self.const_index.get(&ConstKey::Str(s)) {
+        if let Some(k) = self.const_index.get(&ConstKey::Str(s)) {
             return Ok(k);
         }
         let v = self.env.heap.str_in_arena(s)?;
-        self.konst(ConstKey::Str(s), v)
+        self.konst_new(ConstKey::Str(s), v)
     }
 
     fn literal_const(&mut self, lit: &Literal<'h>) -> Result<u16> {

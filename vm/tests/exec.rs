@@ -547,3 +547,34 @@ fn programs_at_the_nesting_limit_compile_and_run() {
         }
     }
 }
+
+#[test]
+fn constants_are_shared_and_kept_apart_past_the_scanned_list() {
+    // The compiler shares equal constants of a function: through a short
+    // list for the first ones, a hash table past it. Each constant appears
+    // twice, and 1, 1.0, "1" and -1 stay distinct.
+    let mut items = Vec::new();
+    for i in 0..40 {
+        items.push(format!("\"s{i}\", {i}, {i}.5, \"s{i}\", {i}, {i}.5"));
+    }
+    items.push("1, 1.0, \"1\", -1, -1.0, 1, 1.0, \"1\", -1, -1.0".into());
+    let src = format!("def main():\n    return [{}]\n", items.join(", "));
+    let mut want = Vec::new();
+    for i in 0..40 {
+        for _ in 0..2 {
+            want.push(Data::Str(format!("s{i}")));
+            want.push(Data::Int(i));
+            want.push(Data::Float(i as f64 + 0.5));
+        }
+    }
+    for _ in 0..2 {
+        want.extend([
+            Data::Int(1),
+            Data::Float(1.0),
+            Data::Str("1".into()),
+            Data::Int(-1),
+            Data::Float(-1.0),
+        ]);
+    }
+    assert_eq!(run(&src, &Limits::default()).unwrap(), Data::List(want));
+}
