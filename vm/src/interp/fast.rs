@@ -153,7 +153,14 @@ impl<'h> Thread<'h> {
         // `+` and `+=`: ints and strings here, the rest through `$other`.
         macro_rules! add {
             ($dst:expr, $a:expr, $b:expr, $other:expr) => {{
-                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
+                // Two registers, the common case, tested at once.
+                if ($a | $b) & RK_CONST == 0 {
+                    if let (Value::Int(i), Value::Int(j)) = (reg!($a), reg!($b)) {
+                        if let Some(r) = i.checked_add(j) {
+                            int_result!($dst, r)
+                        }
+                    }
+                } else if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
                     if let Some(r) = i.checked_add(*j) {
                         int_result!($dst, r)
                     }
