@@ -118,15 +118,25 @@ impl Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
+            self.add(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
         }
+        // The tail (most names are shorter than a word) is read with
+        // fixed-size loads, which may overlap: copying it into a zeroed
+        // word was a `memcpy` call whose byte stores the word's load then
+        // waited for (a failed store-to-load forward per hash).
         let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
+        let n = rest.len();
+        let half = |i: usize| {
+            u64::from(u32::from_le_bytes(
+                rest[i..i + 4].try_into().unwrap_or([0; 4]),
+            ))
+        };
+        match n {
+            0 => {}
+            4.. => self.add(half(0) | half(n - 4) << 32),
+            _ => self.add(
+                u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16,
+            ),
         }
     }
 
@@ -1368,6 +1378,22 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_byte_of_a_name_takes_part_in_its_hash() {
+        // Whole words and every length of tail (overlapping loads).
+        let hash = |s: &str| SeededHash(0x1234_5678).hash_one(s);
+        for n in 1..=24 {
+            let base: String = (0..n as u8).map(|i| char::from(b'a' + i)).collect();
+            assert_eq!(hash(&base), hash(&base.clone()));
+            for i in 0..n {
+                let mut other = base.clone().into_bytes();
+                other[i] ^= 0x20;
+                let other = String::from_utf8(other).unwrap_or_default();
+                assert_ne!(hash(&base), hash(&other), "length {n}, byte {i}");
+            }
+        }
+    }
 
     #[test]
     fn edit_distance_counts_single_edits() {
