@@ -353,23 +353,17 @@ pub(crate) fn paren<'a>(
     )
 }
 
-pub(crate) fn list<'a>(
+/// A list or dict display: `kind` of its finished items.
+pub(crate) fn display<'a, T>(
     arena: &'a Bump,
     ctx: &Ctx<'a>,
+    kind: fn(&'a [T]) -> ExprKind<'a>,
     l: usize,
-    list: List<'a>,
+    items: (Seq<'a, T>, u32),
     r: usize,
 ) -> X<'a> {
-    let (items, d) = list;
-    node(
-        arena,
-        ctx,
-        ExprKind::List(done(items)),
-        l as u32,
-        r as u32,
-        d + 1,
-        l,
-    )
+    let (items, d) = items;
+    node(arena, ctx, kind(done(items)), l as u32, r as u32, d + 1, l)
 }
 
 pub(crate) fn entry<'a>(k: X<'a>, colon: usize, v: X<'a>) -> (DictEntry<'a>, u32) {
@@ -392,24 +386,6 @@ pub(crate) fn push_entry<'a>(mut l: Entries<'a>, e: (DictEntry<'a>, u32)) -> Ent
     l.1 = l.1.max(e.1);
     l.0.push(e.0);
     l
-}
-
-pub(crate) fn dict<'a>(
-    arena: &'a Bump,
-    ctx: &Ctx<'a>,
-    l: usize,
-    e: Entries<'a>,
-    r: usize,
-) -> X<'a> {
-    node(
-        arena,
-        ctx,
-        ExprKind::Dict(done(e.0)),
-        l as u32,
-        r as u32,
-        e.1 + 1,
-        l,
-    )
 }
 
 pub(crate) fn clauses1<'a>(arena: &'a Bump, c: (Clause<'a>, u32)) -> Clauses<'a> {
