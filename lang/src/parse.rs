@@ -1044,7 +1044,7 @@ pub(crate) fn load<'a>(
     r: usize,
 ) -> S<'a> {
     let (module, names) = operands;
-    if names.is_empty() && ctx.error.get().is_none() {
+    if names.is_empty() {
         ctx.fail(
             lparen,
             "load statement must import at least 1 symbol".into(),
