@@ -10,7 +10,7 @@
 //! the error where starlark-go does: at the end of the offending token.
 //!
 //! The binary-operator levels are parsed flat and arranged by precedence
-//! here ([`flat_push`]), which spares the LR parser a chain of unit
+//! here ([`flat_op`]), which spares the LR parser a chain of unit
 //! reductions per operand. Every node's depth is computed as it is built
 //! and bounded by
 //! [`MAX_NESTING`] (expressions) and `MAX_NESTING + 1` (statements, which
@@ -75,7 +75,7 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
 #[derive(Default)]
 pub(crate) struct Ctx<'a> {
     /// Binary operators still waiting for their right operand, with their
-    /// left operands, for the flat expression levels (see [`flat_push`]).
+    /// left operands, for the flat expression levels (see [`flat_op`]).
     /// Nested expressions complete before the enclosing one continues, so
     /// one stack serves them all.
     pending: RefCell<Vec<Pending<'a>>>,
@@ -576,18 +576,19 @@ fn apply<'a>(arena: &'a Bump, ctx: &Ctx<'a>, top: Pending<'a>, cur: X<'a>) -> X<
     }
 }
 
-/// `... op r`: operators waiting on the stack that bind at least as tightly
-/// as `op` take the current operand (left associativity), then `op` waits.
+/// `... op`, as soon as the operator is read: operators waiting on the
+/// stack that bind at least as tightly as `op` take the current operand
+/// (left associativity), then `op` waits for the operand to its right.
 /// Comparisons do not associate: meeting one while another waits at the
-/// same level is starlark-go's error, at the end of the second operator.
-pub(crate) fn flat_push<'a>(
+/// same level is starlark-go's error, at the end of the second operator,
+/// reported (like starlark-go) before anything after the operator is read.
+/// Returns where the flat expression starts on the stack.
+pub(crate) fn flat_op<'a>(
     arena: &'a Bump,
     ctx: &Ctx<'a>,
     flat: Flat<'a>,
     op: (BinOp, usize, usize),
-    r: X<'a>,
-    nots: Option<usize>,
-) -> Flat<'a> {
+) -> usize {
     let (base, mut cur) = flat;
     let prec = precedence(op.0);
     let mut pending = ctx.pending.borrow_mut();
@@ -613,9 +614,13 @@ pub(crate) fn flat_push<'a>(
         op: op.0,
         pos: op.1,
     });
-    if let Some(nots) = nots {
-        push_nots(ctx, &mut pending, nots);
-    }
+    base
+}
+
+/// The operand after `and`/`or` and a run of `not`s: the `not`s wait above
+/// the operator (see [`flat_op`]).
+pub(crate) fn flat_nots<'a>(ctx: &Ctx<'a>, base: usize, nots: usize, r: X<'a>) -> Flat<'a> {
+    push_nots(ctx, &mut ctx.pending.borrow_mut(), nots);
     (base, r)
 }
 

@@ -800,6 +800,12 @@ fn an_actions_error_stands_when_the_parser_fails_next() {
     let cases = [
         ("x = 1 == 2 == 3 = 4", "<codemode>:1:14: == does not associate with == (use parens)"),
         ("x = 1 == 2 == 3 if", "<codemode>:1:14: == does not associate with == (use parens)"),
+        // Reported when the second operator is read, before the tokens
+        // after it: a lexer error, an operand the rule cannot take.
+        ("x = 1 == 2 == 3 4", "<codemode>:1:14: == does not associate with == (use parens)"),
+        ("x = 1 == 2 == 3 )", "<codemode>:1:14: == does not associate with == (use parens)"),
+        ("x = 1 < 2 < 3 \"\\q\"", "<codemode>:1:12: < does not associate with < (use parens)"),
+        ("f(1 < 2 < 3 4)", "<codemode>:1:10: < does not associate with < (use parens)"),
         (
             "x = 1 == 2 == 3\ny = \"\\q\"\nz = (\n",
             "<codemode>:1:14: == does not associate with == (use parens)",
