@@ -14,12 +14,14 @@ mod diagnostic;
 mod lexer;
 mod parse;
 mod resolve;
+mod tail_word;
 mod token;
 
 pub use diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 pub use lexer::{LexError, Lexer};
 pub use parse::parse;
 pub use resolve::{resolve, Names};
+pub use tail_word::tail_word;
 pub use token::Tok;
 
 use bumpalo::Bump;

@@ -120,23 +120,10 @@ impl Hasher for FxHasher {
         for chunk in &mut chunks {
             self.add(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
         }
-        // The tail (most names are shorter than a word) is read with
-        // fixed-size loads, which may overlap: copying it into a zeroed
-        // word was a `memcpy` call whose byte stores the word's load then
-        // waited for (a failed store-to-load forward per hash).
+        // Most names are shorter than a word: their tail is all of them.
         let rest = chunks.remainder();
-        let n = rest.len();
-        let half = |i: usize| {
-            u64::from(u32::from_le_bytes(
-                rest[i..i + 4].try_into().unwrap_or([0; 4]),
-            ))
-        };
-        match n {
-            0 => {}
-            4.. => self.add(half(0) | half(n - 4) << 32),
-            _ => self.add(
-                u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16,
-            ),
+        if !rest.is_empty() {
+            self.add(crate::tail_word(rest));
         }
     }
 

@@ -1112,28 +1112,15 @@ struct FastHasher(u64);
 impl std::hash::Hasher for FastHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        // Whole words, then the tail read with fixed-size loads that may
-        // overlap bytes already read (a copy of a variable-length tail
-        // would be a `memcpy` call); the tail's length is mixed in.
-        let n = bytes.len();
-        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-        let half = |i: usize| {
-            u64::from(u32::from_le_bytes(
-                bytes[i..i + 4].try_into().unwrap_or([0; 4]),
-            ))
-        };
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
             self.write_u64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
         }
-        let rest = (n % 8) as u64;
-        let tail = match n {
-            _ if rest == 0 => return,
-            8.. => word(n - 8),
-            4.. => half(0) | half(n - 4) << 32,
-            _ => u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16,
-        };
-        self.write_u64(tail ^ (rest << 59));
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let tail = codemode_lang::tail_word(rest);
+            self.write_u64(tail ^ ((rest.len() as u64) << 59));
+        }
     }
 
     #[inline]
