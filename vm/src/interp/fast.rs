@@ -115,6 +115,21 @@ impl<'h> Thread<'h> {
                 }
             };
         }
+        // Charges the instruction just run (`ip` is at the next one) and
+        // goes on to the next, or hands it to the general loop when the
+        // batch of steps is spent. Every instruction ends here, each in its
+        // own copy of this check and the dispatch after it: a check shared
+        // by all would cost every instruction two more taken branches.
+        macro_rules! charged {
+            () => {{
+                fuel -= 1;
+                if fuel <= 0 {
+                    // The general loop draws the next batch.
+                    bail!()
+                }
+                continue;
+            }};
+        }
         // Stores an int result and moves on: in its own branch, since
         // storing a `Value` merged from several branches copies its padding
         // too.
@@ -123,8 +138,7 @@ impl<'h> Thread<'h> {
                 reg!($dst) = Value::Int($r);
                 // SAFETY: as at the end of the loop.
                 ip = unsafe { ip.add(1) };
-                fuel -= 1;
-                continue;
+                charged!()
             }};
         }
         // Appends to a list: in place while it has room, else through the
@@ -144,8 +158,7 @@ impl<'h> Thread<'h> {
         macro_rules! jump {
             ($to:expr) => {{
                 goto!($to);
-                fuel -= 1;
-                continue;
+                charged!()
             }};
         }
         // A binary operator: ints in place, the rest (and int overflow)
@@ -268,11 +281,10 @@ impl<'h> Thread<'h> {
             }};
         }
 
+        if fuel <= 0 {
+            bail!()
+        }
         loop {
-            if fuel <= 0 {
-                // The general loop draws the next batch.
-                bail!()
-            }
             // Each arm runs the instruction at `ip`, or bails out, or jumps
             // (charging it); falling out of the match charges it and moves
             // to the next one.
@@ -539,8 +551,7 @@ impl<'h> Thread<'h> {
                             reg!(dst) = tri!(call_out!(f, None, b, site.npos as usize));
                             // SAFETY: as at the end of the loop.
                             ip = unsafe { ip.add(1) };
-                            fuel -= 1;
-                            continue;
+                            charged!()
                         }
                         _ => bail!(),
                     };
@@ -573,8 +584,7 @@ impl<'h> Thread<'h> {
                     ip = instrs;
                     // SAFETY: the stack holds the new frame's registers.
                     regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
-                    fuel -= 1;
-                    continue;
+                    charged!()
                 }
                 Instr::Return { src } => {
                     let n = self.frames.len();
@@ -596,8 +606,7 @@ impl<'h> Thread<'h> {
                         regs = self.stack.as_mut_ptr().add(caller.base);
                     }
                     reg!(fr.ret) = v;
-                    fuel -= 1;
-                    continue;
+                    charged!()
                 }
                 general_only!() => bail!(),
             }
@@ -605,7 +614,7 @@ impl<'h> Thread<'h> {
             // code ends in an unconditional return or jump, which never
             // falls through), so the next one exists.
             ip = unsafe { ip.add(1) };
-            fuel -= 1;
+            charged!()
         }
     }
 }
