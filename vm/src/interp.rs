@@ -92,6 +92,10 @@ struct Frame<'h> {
     ret: Reg,
     /// Height of the iterator stack when the frame started.
     iters: usize,
+    /// Whether Rust entered this frame ([`Thread::run_frames`]): its
+    /// return ends that run, so the fast path leaves it to the general
+    /// loop.
+    entry: bool,
 }
 
 /// The state of one running execution.
@@ -169,6 +173,7 @@ impl<'h> Thread<'h> {
         }
         self.reentry += 1;
         let stop = self.frames.len() - 1;
+        self.frames[stop].entry = true;
         let r = self.run(stop);
         self.reentry -= 1;
         if r.is_err() {
@@ -245,6 +250,7 @@ impl<'h> Thread<'h> {
             base: new_base,
             ret,
             iters: self.iters.len(),
+            entry: false,
         });
     }
 
@@ -279,6 +285,7 @@ impl<'h> Thread<'h> {
             base,
             ret,
             iters: self.iters.len(),
+            entry: false,
         });
         Ok(())
     }
@@ -913,7 +920,7 @@ impl<'h> Thread<'h> {
                     regs,
                     fuel,
                 };
-                let (st, r) = self.run_fast(st, stop);
+                let (st, r) = self.run_fast(st);
                 (code, ip, regs, fuel) = (st.code, st.ip, st.regs, st.fuel);
                 if let Err(e) = r {
                     fail!(e)

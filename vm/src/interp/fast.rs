@@ -47,14 +47,10 @@ pub(super) struct LoopState<'h> {
 
 impl<'h> Thread<'h> {
     /// Runs instructions from `st` while the fast path handles them, and
-    /// returns the state where it stopped. Frames at or below `stop` are
-    /// never returned from here.
+    /// returns the state where it stopped. A frame Rust entered is never
+    /// returned from here.
     #[inline(never)]
-    pub(super) fn run_fast(
-        &mut self,
-        st: LoopState<'h>,
-        stop: usize,
-    ) -> (LoopState<'h>, Result<()>) {
+    pub(super) fn run_fast(&mut self, st: LoopState<'h>) -> (LoopState<'h>, Result<()>) {
         let heap = self.heap;
         let mut code = st.code;
         let mut ip = st.ip;
@@ -588,10 +584,14 @@ impl<'h> Thread<'h> {
                 }
                 Instr::Return { src } => {
                     let n = self.frames.len();
-                    // The frame at `stop` returns from the general loop, as
-                    // does a frame that leaves iterations to end.
-                    if n <= stop + 1 || self.iters.len() != self.frames[n - 1].iters {
-                        bail!()
+                    // A frame Rust entered returns from the general loop
+                    // (which ends that run), as does a frame that leaves
+                    // iterations to end. (Not a `stop` parameter: a value
+                    // live across the whole loop costs a spill and a reload
+                    // in every instruction.)
+                    match self.frames.last() {
+                        Some(f) if !f.entry && n >= 2 && self.iters.len() == f.iters => {}
+                        _ => bail!(),
                     }
                     let v = *rk_ref!(src);
                     let Some(fr) = self.frames.pop() else { bail!() };
