@@ -907,3 +907,75 @@ fn long_elif_chains_do_not_recurse() {
         assert_eq!(err.render(&src), "<codemode>:5:16: undefined: y1");
     }
 }
+
+// ---- large programs ---------------------------------------------------------
+
+/// One function of the large program below: locals, a cell captured by a
+/// closure, globals defined before and after it, and builtins.
+fn unit(i: usize) -> String {
+    format!(
+        "def f{i}(items, k = LIMIT):\n    total = 0\n    seen = [x for x in items if x > k]\n    \
+         def inner(n):\n        return total + n + len(seen)\n    \
+         for x in seen:\n        total += inner(x)\n    return g{i}(total, records)\n\n\
+         def g{i}(a, b):\n    return max(a, len(b))\n\nLIMIT_{i} = {i}\n\n"
+    )
+}
+
+#[test]
+fn a_large_program_resolves_as_its_parts_do() {
+    // Past the size from which the resolver prefetches the tree (32 KB):
+    // the same bindings, function by function, as in a small program.
+    let small = format!("LIMIT = 1\n{}", unit(0));
+    let mut large = String::from("LIMIT = 1\n");
+    let mut i = 0;
+    while large.len() < 200 << 10 {
+        large.push_str(&unit(i));
+        i += 1;
+    }
+    let count = i;
+    let expect_total = with_module(&small, |m| bindings(m, "total"));
+    let expect_inner = with_module(&small, |m| locals(m, "f0"));
+    let expect_free = with_module(&small, |m| freevars(m, "inner"));
+    assert_eq!(expect_total, vec![Cell(2), Free(0), Cell(2), Cell(2)]);
+    with_module(&large, |m| {
+        let idents = walk(m);
+        let mut inner = 0;
+        for (name, func) in &idents.functions {
+            let scope = func.scope.get().expect("resolved");
+            if *name == "inner" {
+                let free: Vec<_> = scope
+                    .freevars
+                    .iter()
+                    .map(|f| (f.name.to_string(), f.outer))
+                    .collect();
+                assert_eq!(free, expect_free);
+                inner += 1;
+            }
+        }
+        assert_eq!(inner, count);
+        let totals = bindings(m, "total");
+        assert_eq!(totals.len(), 4 * count);
+        for chunk in totals.chunks(4) {
+            assert_eq!(chunk, expect_total.as_slice());
+        }
+        assert_eq!(locals(m, "f0"), expect_inner);
+        // `g{i}` is global `3 * i + 2` (after `LIMIT`, `f{i}`), used before its
+        // definition; `records` is predeclared, `max` and `len` universal.
+        let last = count - 1;
+        assert_eq!(
+            bindings(m, &format!("g{last}")),
+            vec![Global(3 * last as u32 + 2); 2]
+        );
+        assert!(bindings(m, "records").iter().all(|b| *b == Predeclared(0)));
+        assert!(bindings(m, "len").iter().all(|b| matches!(b, Universal(_))));
+    });
+    // An error at the very end is still found, at its position (starlark-ref
+    // on this program, with `records` defined in a first line: "undefined:
+    // nothing" at column 20 of the line after).
+    let lines = large.lines().count();
+    let bad = format!("{large}def h():\n    return LIMIT + nothing\n");
+    assert_eq!(
+        error(&bad),
+        format!("<codemode>:{}:20: undefined: nothing", lines + 2)
+    );
+}
