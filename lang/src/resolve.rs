@@ -37,7 +37,7 @@ use crate::diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 use bumpalo::Bump;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 /// The names a module may use without defining them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -214,10 +214,26 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// The key of a name bound (or memoized) in a block.
+/// The key of a name bound (or memoized) in a block: two `u32`s rather
+/// than one `u64`, so that an entry of the table, with its binding, takes
+/// 12 bytes instead of 16 (the table of a large program outgrows the
+/// cache, and every lookup is a miss in it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
+    block: BlockId,
+    sym: Sym,
+}
+
+impl Hash for Key {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64((u64::from(self.block) << 32) | u64::from(self.sym));
+    }
+}
+
 #[inline]
-fn key(block: BlockId, sym: Sym) -> u64 {
-    (u64::from(block) << 32) | u64::from(sym)
+fn key(block: BlockId, sym: Sym) -> Key {
+    Key { block, sym }
 }
 
 /// What the resolver knows about one distinct name.
@@ -365,7 +381,7 @@ struct Resolver<'a, 'n> {
     /// lookups of outer names, as starlark-go memoizes them: the "did you
     /// mean" hint draws on these. One table for all blocks, so that a block
     /// costs no allocation of its own.
-    bindings: HashMap<u64, BindId, KeyHash>,
+    bindings: HashMap<Key, BindId, KeyHash>,
     /// The interned names, by text.
     syms: Map<'a, Sym>,
     /// Each interned name's text, global and builtin binding.
@@ -412,7 +428,11 @@ impl<'a, 'n> Resolver<'a, 'n> {
             predeclared: NameList::new(names.predeclared, hash),
             universal: NameList::new(names.universal, hash),
             blocks,
-            bindings: HashMap::with_capacity_and_hasher(expected / 16, KeyHash(hash.0)),
+            // Small at first (a small program's names, or a quarter of a
+            // large one's): a table sized for the end is sparse while the
+            // walk fills it, and a large program's lookups then miss the
+            // cache over a wider area.
+            bindings: HashMap::with_capacity_and_hasher((expected / 64).max(64), KeyHash(hash.0)),
             syms: Map::with_capacity_and_hasher((expected / 64).max(32), hash),
             sym_info: Vec::with_capacity((expected / 64).max(32)),
             env: FILE,
@@ -1257,8 +1277,8 @@ impl<'a, 'n> Resolver<'a, 'n> {
         let mut names: Vec<&'a str> = self
             .bindings
             .keys()
-            .filter(|&&k| chain.contains(&((k >> 32) as BlockId)))
-            .map(|&k| self.sym_info[k as u32 as usize].name)
+            .filter(|k| chain.contains(&k.block))
+            .map(|k| self.sym_info[k.sym as usize].name)
             .collect();
         names.extend(self.module_globals.iter().map(|&b| self.name_of(b)));
         names.sort_unstable();
