@@ -176,7 +176,41 @@ impl Hasher for FxHasher {
     }
 }
 
-type Map<'k, V> = HashMap<&'k str, V, SeededHash>;
+type Map<'k, V> = HashMap<Name<'k>, V, SeededHash>;
+
+/// A name as a key of [`Map`]: hashed as its text, compared with a few
+/// word loads when it is short, as most are (a `str`'s equality is a
+/// `memcmp` call, which dominated the comparison).
+#[derive(Clone, Copy)]
+struct Name<'k>(&'k str);
+
+impl PartialEq for Name<'_> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        let n = a.len();
+        if n != b.len() {
+            return false;
+        }
+        let word =
+            |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or([0; 8]));
+        match n {
+            // `tail_word` reads every byte of up to 8 bytes.
+            0..=8 => crate::tail_word(a) == crate::tail_word(b),
+            9..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+            _ => a == b,
+        }
+    }
+}
+
+impl Eq for Name<'_> {}
+
+impl Hash for Name<'_> {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.hash(h)
+    }
+}
 
 /// Hashes the (block, name) keys of [`Resolver::bindings`]: one seeded
 /// folded multiply, which mixes every bit of the key into the bucket
@@ -279,11 +313,11 @@ impl<'n> NameList<'n> {
             let mut map = Map::with_capacity_and_hasher(names.len(), hash);
             for (i, &n) in names.iter().enumerate() {
                 // The first occurrence wins, as a scan would.
-                map.entry(n).or_insert(i as u32);
+                map.entry(Name(n)).or_insert(i as u32);
             }
             map
         });
-        table.get(name).copied()
+        table.get(&Name(name)).copied()
     }
 }
 
@@ -471,7 +505,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
     /// The interned name of `name`.
     fn intern(&mut self, name: &'a str) -> Sym {
         let next = self.sym_info.len() as Sym;
-        let sym = *self.syms.entry(name).or_insert(next);
+        let sym = *self.syms.entry(Name(name)).or_insert(next);
         if sym == next {
             self.sym_info.push(SymInfo {
                 name,
@@ -1451,6 +1485,27 @@ mod tests {
                 assert_ne!(hash(&base), hash(&other), "length {n}, byte {i}");
             }
         }
+    }
+
+    #[test]
+    fn names_are_equal_exactly_when_their_texts_are() {
+        // Every length up to past the word-compare cases, each byte
+        // changed in turn, and a shorter or longer text with the same start.
+        for n in 0..=40usize {
+            let base: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            assert!(Name(&base) == Name(&base.clone()), "length {n}");
+            for i in 0..n {
+                let mut other = base.clone().into_bytes();
+                other[i] ^= 0x20;
+                let other = String::from_utf8(other).unwrap_or_default();
+                assert!(Name(&base) != Name(&other), "length {n}, byte {i}");
+            }
+            assert!(Name(&base) != Name(&base[..n.saturating_sub(1)]) || n == 0);
+            assert!(Name(&base) != Name(&format!("{base}a")));
+        }
+        // Non-ASCII text compares by its bytes.
+        assert!(Name("résumé") == Name("résumé"));
+        assert!(Name("résumé") != Name("resume"));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! then waits for (a failed store-to-load forward on every hash); this
 //! reads it with fixed-size loads instead, which may overlap.
 
-/// The bytes of `rest` (at most 7) as a word in which every byte takes
+/// The bytes of `rest` (at most 8) as a word in which every byte takes
 /// part: two 4-byte loads (overlapping below 8 bytes), or for 1 to 3 bytes
-/// the first, middle and last. The caller mixes in the length when it
+/// the first, middle and last. Texts of the same length give the same word
+/// exactly when they are equal; the caller mixes in the length when it
 /// matters. 0 for no bytes.
 #[inline]
 pub fn tail_word(rest: &[u8]) -> u64 {
