@@ -588,15 +588,17 @@ impl<'h> Thread<'h> {
                     // (which ends that run), as does a frame that leaves
                     // iterations to end. (Not a `stop` parameter: a value
                     // live across the whole loop costs a spill and a reload
-                    // in every instruction.)
-                    match self.frames.last() {
-                        Some(f) if !f.entry && n >= 2 && self.iters.len() == f.iters => {}
-                        _ => bail!(),
+                    // in every instruction.) Any other frame has a caller.
+                    if n < 2 {
+                        bail!()
+                    }
+                    let (fr, caller) = (&self.frames[n - 1], &self.frames[n - 2]);
+                    if fr.entry || self.iters.len() != fr.iters {
+                        bail!()
                     }
                     let v = *rk_ref!(src);
-                    let Some(fr) = self.frames.pop() else { bail!() };
                     fr.code.active.set(false);
-                    let caller = &self.frames[n - 2];
+                    let ret = fr.ret;
                     code = caller.code;
                     instrs = code.instrs.as_ptr();
                     // SAFETY: a frame's saved `pc` is within its code, and
@@ -605,7 +607,8 @@ impl<'h> Thread<'h> {
                         ip = instrs.add(caller.pc);
                         regs = self.stack.as_mut_ptr().add(caller.base);
                     }
-                    reg!(fr.ret) = v;
+                    self.frames.truncate(n - 1);
+                    reg!(ret) = v;
                     charged!()
                 }
                 general_only!() => bail!(),
