@@ -97,6 +97,8 @@ fn prefetch_between<T, U>(stmt: &T, prev: &U) {
 /// Asks the processor to start loading the cache line at `p`.
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint; it never faults, whatever the address.
     unsafe {

@@ -114,8 +114,9 @@ impl<'h> Thread<'h> {
         // Charges the instruction just run (`ip` is at the next one) and
         // goes on to the next, or hands it to the general loop when the
         // batch of steps is spent. Every instruction ends here, each in its
-        // own copy of this check and the dispatch after it: a check shared
-        // by all would cost every instruction two more taken branches.
+        // own copy of this check: one check shared by all (at the loop's
+        // top) cost every instruction two more taken branches, the jump to
+        // the check and the check's jump to the dispatch.
         macro_rules! charged {
             () => {{
                 fuel -= 1;
