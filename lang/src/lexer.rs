@@ -122,7 +122,14 @@ impl<'a, const CONTEXT: bool> Lexer<'a, CONTEXT> {
             src,
             arena,
             raw: Raw::lexer(src),
-            indents: vec![0],
+            // Room for the usual depths up front: each push past a
+            // capacity would reallocate (these stacks start empty in
+            // every execution).
+            indents: {
+                let mut v = Vec::with_capacity(16);
+                v.push(0);
+                v
+            },
             pending: 0,
             line_start: true,
             blank: false,
@@ -130,8 +137,8 @@ impl<'a, const CONTEXT: bool> Lexer<'a, CONTEXT> {
             line_ended: true,
             emitted: 0,
             done: false,
-            brackets: Vec::new(),
-            last_if: Vec::new(),
+            brackets: Vec::with_capacity(16),
+            last_if: Vec::with_capacity(16),
             ring: [None; 3],
             head: 0,
             ctx: None,

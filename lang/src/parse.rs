@@ -47,7 +47,12 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
     if u32::try_from(source.len()).is_err() {
         return Err(Diagnostic::new(0, "source too large"));
     }
-    let mut ctx = Ctx::default();
+    // The operator stack holds the operators of the expressions being
+    // read; room for the usual nesting up front.
+    let mut ctx = Ctx {
+        pending: RefCell::new(Vec::with_capacity(16)),
+        ..Ctx::default()
+    };
     let mut lexer = Lexer::new(arena, source);
     let result = grammar::FileParser::new().parse(arena, &ctx, &mut lexer);
     if let Some(e) = ctx.error.take() {
