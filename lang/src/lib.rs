@@ -13,6 +13,7 @@ pub mod ast;
 mod diagnostic;
 mod lexer;
 mod parse;
+mod prefetch;
 mod resolve;
 mod tail_word;
 mod token;

@@ -34,6 +34,7 @@ use crate::ast::{
     ParamKind, Pos, Scope, Stmt, StmtKind,
 };
 use crate::diagnostic::{Diagnostic, LineIndex, FILE_NAME};
+use crate::prefetch::{prefetch, prefetch_between};
 use bumpalo::Bump;
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
@@ -74,37 +75,6 @@ pub fn resolve<'a>(
 /// The source length from which the resolver prefetches the tree: its
 /// tree (about 13 bytes per source byte) then outgrows the L2 cache.
 const PREFETCH_FROM: usize = 32 << 10;
-
-/// Asks the processor to start loading the syntax tree of a statement: the
-/// nodes of `stmt`, which the arena allocated (downward) after those of the
-/// statement before it, `prev`, lie between the two. Anything else there is
-/// loaded in vain, which is harmless; a gap that is not that (the two in
-/// different chunks of the arena) is skipped when inverted or too large.
-fn prefetch_between<T, U>(stmt: &T, prev: &U) {
-    const MAX: usize = 64 << 10;
-    let lo = stmt as *const T as usize;
-    let hi = prev as *const U as usize;
-    if hi <= lo || hi - lo > MAX {
-        return;
-    }
-    let mut p = lo;
-    while p < hi {
-        prefetch(p as *const u8);
-        p += 64;
-    }
-}
-
-/// Asks the processor to start loading the cache line at `p`.
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(p as *const i8)
-    };
-}
 
 /// The message starlark-go gives for the reserved name `set`.
 const NO_SETS: &str = "this Starlark dialect does not support sets";
@@ -1221,9 +1191,11 @@ impl<'a, 'n> Resolver<'a, 'n> {
         let uses = std::mem::take(&mut self.blocks[block as usize].uses);
         for (i, u) in uses.iter().enumerate() {
             // The binding is written into the use's node, which the walk
-            // left long ago: ask for it a few uses ahead.
-            if let Some(ahead) = uses.get(i + 8) {
-                prefetch(ahead.id);
+            // of a large program left long ago: ask for it a few uses ahead.
+            if self.prefetch {
+                if let Some(ahead) = uses.get(i + 8) {
+                    prefetch(ahead.id);
+                }
             }
             let b = self.lookup_lexical(u, u.env);
             self.set_binding(u.id, b);
