@@ -9,7 +9,7 @@
 
 use crate::error::Result;
 use crate::heap::Heap;
-use crate::value::Value;
+use crate::value::{DictObj, Value};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
@@ -459,21 +459,58 @@ pub fn from_data<'h>(heap: Heap<'h>, d: &Data) -> Result<Value<'h>> {
         Data::Str(s) => heap.str(s)?,
         Data::List(items) => {
             let mut v = heap.vec_with_capacity(items.len())?;
+            // A list of maps is usually rows with the same keys: each map
+            // whose keys are its predecessor's, in the same order, shares
+            // that dict's key strings, hashes and index.
+            let mut row: Option<&'h DictObj<'h>> = None;
             for x in items {
-                v.push(from_data(heap, x)?);
+                v.push(match x {
+                    Data::Map(entries) => {
+                        let dict = dict_from_data(heap, entries, row)?;
+                        row = Some(dict);
+                        Value::Dict(dict)
+                    }
+                    _ => from_data(heap, x)?,
+                });
             }
             heap.list_from_vec(v)?
         }
-        Data::Map(entries) => {
-            let dict = heap.dict(entries.len())?;
-            for (k, x) in entries {
-                let key = heap.str(k)?;
-                let val = from_data(heap, x)?;
-                dict.map.borrow_mut().insert(key, val)?;
-            }
-            Value::Dict(dict)
-        }
+        Data::Map(entries) => Value::Dict(dict_from_data(heap, entries, None)?),
     })
+}
+
+/// A dict of `entries`, built from the keys of `like` when they are the
+/// same strings in the same order.
+fn dict_from_data<'h>(
+    heap: Heap<'h>,
+    entries: &[(String, Data)],
+    like: Option<&'h DictObj<'h>>,
+) -> Result<&'h DictObj<'h>> {
+    if let Some(like) = like {
+        let shared = {
+            let map = like.map.borrow();
+            if map.has_str_keys(entries.iter().map(|(k, _)| k.as_str())) {
+                Some(map.copy_keys()?)
+            } else {
+                None
+            }
+        };
+        if let Some(map) = shared {
+            let dict = heap.dict_of(map)?;
+            for (i, (_, x)) in entries.iter().enumerate() {
+                let val = from_data(heap, x)?;
+                dict.map.borrow_mut().set_value_at(i, val);
+            }
+            return Ok(dict);
+        }
+    }
+    let dict = heap.dict(entries.len())?;
+    for (k, x) in entries {
+        let key = heap.str(k)?;
+        let val = from_data(heap, x)?;
+        dict.map.borrow_mut().insert(key, val)?;
+    }
+    Ok(dict)
 }
 
 #[cfg(test)]

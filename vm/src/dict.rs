@@ -185,6 +185,47 @@ impl<'h> DictMap<'h> {
             .map(|e| (e.key, e.value))
     }
 
+    /// A copy of the table, every entry live, whose values are then
+    /// replaced one by one with [`DictMap::set_value_at`]: the keys'
+    /// hashes and index are copied rather than computed. For rows of host
+    /// data, which mostly repeat one set of keys.
+    pub fn copy_keys(&self) -> Result<DictMap<'h>> {
+        debug_assert!(self.live == self.entries.len());
+        let n = self.entries.len();
+        self.heap.charge(n.saturating_mul(size_of::<Entry>()))?;
+        let mut entries = BumpVec::with_capacity_in(n, self.heap.bump);
+        entries.extend_from_slice(&self.entries);
+        let mut index = BumpVec::new_in(self.heap.bump);
+        if !self.index.is_empty() {
+            self.heap
+                .charge(self.index.len().saturating_mul(size_of::<u32>()))?;
+            index.extend_from_slice(&self.index);
+        }
+        Ok(DictMap {
+            heap: self.heap,
+            entries,
+            index,
+            live: n,
+        })
+    }
+
+    /// Sets the value of the `i`-th entry in insertion order (of a table
+    /// with no removed entries).
+    pub fn set_value_at(&mut self, i: usize, value: Value<'h>) {
+        self.entries[i].value = value;
+    }
+
+    /// Whether every entry is live and its key is the string `keys`
+    /// yields at its position (and `keys` yields no more).
+    pub fn has_str_keys<'k>(&self, mut keys: impl ExactSizeIterator<Item = &'k str>) -> bool {
+        self.live == self.entries.len()
+            && keys.len() == self.live
+            && self.entries.iter().all(|e| match (e.key, keys.next()) {
+                (Value::Str(k), Some(t)) => k.text == t,
+                _ => false,
+            })
+    }
+
     fn index_insert(&mut self, pos: usize, hash: u32) {
         let mask = self.index.len() - 1;
         let mut slot = hash as usize & mask;

@@ -157,7 +157,11 @@ impl<'h> Heap<'h> {
 
     /// An empty dict with room for `n` entries.
     pub fn dict(&self, n: usize) -> Result<&'h DictObj<'h>> {
-        let map = DictMap::with_capacity(*self, n)?;
+        self.dict_of(DictMap::with_capacity(*self, n)?)
+    }
+
+    /// A dict over `map`, whose storage is already charged.
+    pub fn dict_of(&self, map: DictMap<'h>) -> Result<&'h DictObj<'h>> {
         self.alloc(DictObj {
             map: RefCell::new(map),
             frozen: Cell::new(false),

@@ -321,6 +321,75 @@ fn capability_calls_pass_keyword_data_and_convert_results() {
     );
 }
 
+/// A host row: a map with the given keys, each holding `base` plus its
+/// position.
+fn row(keys: &[&str], base: i64) -> Data {
+    Data::Map(
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| (k.to_string(), Data::Int(base + i as i64)))
+            .collect(),
+    )
+}
+
+#[test]
+fn rows_of_host_data_are_separate_dicts_whatever_keys_they_share() {
+    // Rows that repeat their predecessor's keys share its key strings and
+    // index; rows with other keys, other orders, fewer or more keys,
+    // duplicate keys, and non-map items between them, do not. Each row
+    // must still be its own dict with its own values.
+    let wide: Vec<String> = (0..12).map(|i| format!("k{i}")).collect();
+    let wide: Vec<&str> = wide.iter().map(String::as_str).collect();
+    let h = host(move |_| {
+        Ok(Data::List(vec![
+            row(&["a", "b"], 0),
+            row(&["a", "b"], 10),
+            row(&["b", "a"], 20),
+            row(&["b", "a"], 30),
+            row(&["a"], 40),
+            row(&["a", "b", "c"], 50),
+            Data::Map(vec![
+                ("a".into(), Data::Int(60)),
+                ("a".into(), Data::Int(61)),
+            ]),
+            Data::Map(vec![
+                ("a".into(), Data::Int(70)),
+                ("a".into(), Data::Int(71)),
+            ]),
+            Data::Int(80),
+            row(&["a", "b"], 90),
+            row(&wide, 100),
+            row(&wide, 200),
+            row(&wide, 300),
+        ]))
+    });
+    let src = r#"
+def main():
+    rows = records.lookup()
+    rows[1]["a"] = "changed"
+    rows[1]["z"] = "added"
+    rows[12].pop("k3")
+    out = [sorted(r.items()) if type(r) == "dict" else r for r in rows]
+    wide = [r.get("k11") for r in rows[10:]] + [r.get("k3") for r in rows[10:]]
+    order = [list(r.keys()) for r in rows[:8]]
+    return [out[:10], wide, order, [len(r) for r in rows[10:]]]
+"#;
+    let got = execute(src, &["records.lookup"], &h, &Limits::default(), None)
+        .expect("runs")
+        .to_json_string();
+    assert_eq!(
+        got,
+        concat!(
+            r#"[[[["a",0],["b",1]],[["a","changed"],["b",11],["z","added"]],"#,
+            r#"[["a",21],["b",20]],[["a",31],["b",30]],[["a",40]],"#,
+            r#"[["a",50],["b",51],["c",52]],[["a",61]],[["a",71]],80,[["a",90],["b",91]]],"#,
+            r#"[111,211,311,103,203,null],"#,
+            r#"[["a","b"],["a","b","z"],["b","a"],["b","a"],["a"],["a","b","c"],["a"],["a"]],"#,
+            r#"[12,12,11]]"#
+        )
+    );
+}
+
 #[test]
 fn capability_calls_are_refused_at_top_level() {
     let h = host(|_| Ok(Data::Null));
