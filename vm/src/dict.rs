@@ -185,12 +185,11 @@ impl<'h> DictMap<'h> {
             .map(|e| (e.key, e.value))
     }
 
-    /// A copy of the table, every entry live, whose values are then
-    /// replaced one by one with [`DictMap::set_value_at`]: the keys'
-    /// hashes and index are copied rather than computed. For rows of host
-    /// data, which mostly repeat one set of keys.
+    /// A copy of the table, whose values are then replaced one by one with
+    /// [`DictMap::set_value_at`]: the keys' hashes and index are copied
+    /// rather than computed. For rows of host data, which mostly repeat
+    /// one set of keys.
     pub fn copy_keys(&self) -> Result<DictMap<'h>> {
-        debug_assert!(self.live == self.entries.len());
         let n = self.entries.len();
         self.heap.charge(n.saturating_mul(size_of::<Entry>()))?;
         let mut entries = BumpVec::with_capacity_in(n, self.heap.bump);
@@ -205,12 +204,13 @@ impl<'h> DictMap<'h> {
             heap: self.heap,
             entries,
             index,
-            live: n,
+            live: self.live,
         })
     }
 
-    /// Sets the value of the `i`-th entry in insertion order (of a table
-    /// with no removed entries).
+    /// Sets the value at position `i` of the entry vector (insertion
+    /// order, removed entries included: with none removed, the `i`-th
+    /// key). The position must be in range.
     pub fn set_value_at(&mut self, i: usize, value: Value<'h>) {
         self.entries[i].value = value;
     }
