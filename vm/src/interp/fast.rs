@@ -144,8 +144,16 @@ impl<'h> Thread<'h> {
             ($l:expr, $v:expr) => {{
                 let v = $v;
                 let mut items = $l.items.borrow_mut();
-                if items.len() < items.capacity() {
-                    items.push(v);
+                let len = items.len();
+                if len < items.capacity() {
+                    // SAFETY: `len` is below the capacity, so the slot is
+                    // allocated, and it is initialized before the length
+                    // covers it. (bumpalo's `push` stays out of line and
+                    // tests the capacity again.)
+                    unsafe {
+                        items.as_mut_ptr().add(len).write(v);
+                        items.set_len(len + 1);
+                    }
                 } else {
                     tri!(heap.push(&mut items, v));
                 }
