@@ -487,21 +487,13 @@ fn dict_from_data<'h>(
     like: Option<&'h DictObj<'h>>,
 ) -> Result<&'h DictObj<'h>> {
     if let Some(like) = like {
-        let shared = {
-            let map = like.map.borrow();
-            if map.has_str_keys(entries.iter().map(|(k, _)| k.as_str())) {
-                Some(map.copy_keys()?)
-            } else {
-                None
-            }
-        };
-        if let Some(map) = shared {
-            let dict = heap.dict_of(map)?;
+        let like = like.map.borrow();
+        if like.has_str_keys(entries.iter().map(|(k, _)| k.as_str())) {
+            let mut map = like.copy_keys()?;
             for (i, (_, x)) in entries.iter().enumerate() {
-                let val = from_data(heap, x)?;
-                dict.map.borrow_mut().set_value_at(i, val);
+                map.set_value_at(i, from_data(heap, x)?);
             }
-            return Ok(dict);
+            return heap.dict_of(map);
         }
     }
     let dict = heap.dict(entries.len())?;

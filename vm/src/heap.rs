@@ -148,9 +148,25 @@ impl<'h> Heap<'h> {
     /// Appends `x` to `v`, charging any growth.
     #[inline]
     pub fn push(&self, v: &mut BumpVec<'h, Value<'h>>, x: Value<'h>) -> Result<()> {
-        if v.len() == v.capacity() {
-            self.reserve(v, 1)?;
+        let len = v.len();
+        if len == v.capacity() {
+            return self.push_growing(v, x);
         }
+        // SAFETY: `len` is below the capacity, so the slot is allocated, and
+        // it is written before the length covers it. (bumpalo's `push`
+        // stays out of line and tests the capacity again.)
+        unsafe {
+            v.as_mut_ptr().add(len).write(x);
+            v.set_len(len + 1);
+        }
+        Ok(())
+    }
+
+    /// [`Heap::push`] onto a full vector: grows it first.
+    #[cold]
+    #[inline(never)]
+    fn push_growing(&self, v: &mut BumpVec<'h, Value<'h>>, x: Value<'h>) -> Result<()> {
+        self.reserve(v, 1)?;
         v.push(x);
         Ok(())
     }

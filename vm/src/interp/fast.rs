@@ -138,25 +138,11 @@ impl<'h> Thread<'h> {
                 charged!()
             }};
         }
-        // Appends to a list: in place while it has room, else through the
-        // heap, which charges the growth.
+        // Appends to a list through the heap, which charges any growth.
         macro_rules! push {
             ($l:expr, $v:expr) => {{
                 let v = $v;
-                let mut items = $l.items.borrow_mut();
-                let len = items.len();
-                if len < items.capacity() {
-                    // SAFETY: `len` is below the capacity, so the slot is
-                    // allocated, and it is initialized before the length
-                    // covers it. (bumpalo's `push` stays out of line and
-                    // tests the capacity again.)
-                    unsafe {
-                        items.as_mut_ptr().add(len).write(v);
-                        items.set_len(len + 1);
-                    }
-                } else {
-                    tri!(heap.push(&mut items, v));
-                }
+                tri!(heap.push(&mut $l.items.borrow_mut(), v));
             }};
         }
         // Charges the current instruction and continues at `to`.
