@@ -93,14 +93,35 @@ impl<'h> DictMap<'h> {
 
     /// The value for `key`. Fails if `key` is unhashable.
     pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
+        if let Some(i) = self.find_small_str(key) {
+            return Ok(i.map(|i| self.entries[i].value));
+        }
         let hash = ops::hash(key)?;
         Ok(self.find(key, hash)?.map(|i| self.entries[i].value))
     }
 
     /// Whether `key` is present. Fails if `key` is unhashable.
     pub fn contains(&self, key: Value<'h>) -> Result<bool> {
+        if let Some(i) = self.find_small_str(key) {
+            return Ok(i.is_some());
+        }
         let hash = ops::hash(key)?;
         Ok(self.find(key, hash)?.is_some())
+    }
+
+    /// [`DictMap::find`] of a string key in a table small enough to be
+    /// scanned, without hashing the key (a string equals only a string of
+    /// the same text, and comparing a few short texts costs less than the
+    /// hash); `None` for any other key or table.
+    #[inline]
+    fn find_small_str(&self, key: Value<'h>) -> Option<Option<usize>> {
+        let Value::Str(k) = key else { return None };
+        if !self.index.is_empty() {
+            return None;
+        }
+        Some(self.entries.iter().position(
+            |e| matches!(e.key, Value::Str(s) if e.live && s.text.len() == k.text.len() && s.text == k.text),
+        ))
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key

@@ -824,3 +824,26 @@ fn string_edge_cases() {
         ("'a'.replace('a', 'b', -5)", "\"b\""),
     ]);
 }
+
+/// `upper` and `lower` map ASCII strings bytewise and everything else per
+/// character; both paths give starlark-ref's results (the long string spans
+/// several of the blocks between deadline checks).
+#[test]
+fn case_mappings_of_ascii_and_other_text() {
+    let r = run("    s = 'aB1-zZ@[`{' * 700\n    return [s.upper() == 'AB1-ZZ@[`{' * 700, s.lower() == 'ab1-zz@[`{' * 700, len(s.upper()), 'straße ǅ ǈ ΣΑΣ'.upper(), 'straße ǅ ǈ ΣΑΣ'.lower(), ''.upper(), ''.lower(), 'é'.upper()]");
+    assert_eq!(
+        r.unwrap().to_json_string(),
+        r#"[true,true,7000,"STRAßE Ǆ Ǉ ΣΑΣ","straße ǆ ǉ σασ","","","É"]"#
+    );
+}
+
+/// String keys of small dicts are found by text alone (no hash): deleted
+/// entries, keys of other types and absent keys behave as starlark-ref.
+#[test]
+fn small_dicts_find_string_keys() {
+    let r = run("    d = {'a': 1, 'b': 2, 1: 'one'}\n    d.pop('a')\n    return [d.get('a'), 'a' in d, d.get('b'), d.get(1), d.get('1'), 'b' in d, {}.get('x'), 'x' in {}, d['b']]");
+    assert_eq!(
+        r.unwrap().to_json_string(),
+        r#"[null,false,2,"one",null,true,null,false,2]"#
+    );
+}

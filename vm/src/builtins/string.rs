@@ -158,14 +158,48 @@ fn capitalize<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     map_chars(th, s, |i, c| if i == 0 { to_title(c) } else { to_lower(c) })
 }
 
+/// `upper` or `lower` of an ASCII string: a copy of exactly its length,
+/// mapped in place (the simple case mappings of ASCII letters are the ASCII
+/// ones, and nothing else in ASCII changes), with the deadline checked
+/// between blocks as [`map_chars`] checks it between characters.
+fn map_ascii<'h>(th: &Thread<'h>, s: &str, upper: bool) -> R<'h> {
+    th.heap.charge(s.len())?;
+    let text = th.heap.bump.alloc_str(s);
+    let mut rest: &mut str = &mut *text;
+    let mut first = true;
+    while !rest.is_empty() {
+        if !first {
+            th.budget.check_time()?;
+        }
+        first = false;
+        // Every position of an ASCII string is a character boundary.
+        let (block, tail) = rest.split_at_mut(rest.len().min(args::CHECK_EVERY));
+        if upper {
+            block.make_ascii_uppercase();
+        } else {
+            block.make_ascii_lowercase();
+        }
+        rest = tail;
+    }
+    th.heap.str_in_arena(text)
+}
+
 fn lower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("lower", a, 0, 0)?;
-    map_chars(th, recv(a)?, |_, c| to_lower(c))
+    let s = recv(a)?;
+    if s.is_ascii() {
+        return map_ascii(th, s, false);
+    }
+    map_chars(th, s, |_, c| to_lower(c))
 }
 
 fn upper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("upper", a, 0, 0)?;
-    map_chars(th, recv(a)?, |_, c| to_upper(c))
+    let s = recv(a)?;
+    if s.is_ascii() {
+        return map_ascii(th, s, true);
+    }
+    map_chars(th, s, |_, c| to_upper(c))
 }
 
 fn title<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
