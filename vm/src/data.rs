@@ -207,7 +207,7 @@ fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
     }
     let own = match d {
         Data::List(items) => {
-            *n = n.saturating_add(2 + items.len().saturating_sub(1));
+            *n = n.saturating_add(list_frame_len(items.len()));
             for x in items {
                 match measure_within(x, levels - 1, limit, n) {
                     Fit::Fits => {}
@@ -217,8 +217,7 @@ fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
             0
         }
         Data::Map(entries) => {
-            // Braces, commas, and a colon per entry.
-            *n = n.saturating_add(2 + entries.len().saturating_sub(1) + entries.len());
+            *n = n.saturating_add(map_frame_len(entries.len()));
             for (k, x) in entries {
                 *n = n.saturating_add(str_len(k));
                 match measure_within(x, levels - 1, limit, n) {
@@ -306,21 +305,21 @@ const fn escape_extra() -> [u8; 256] {
     t
 }
 
-/// The compact JSON length of a keyword-argument map (as [`Data::encoded_len`]
-/// of the same map).
-pub fn encoded_len_map(entries: &[(String, Data)], limit: usize) -> usize {
-    let mut n = 2 + entries.len().saturating_sub(1) + entries.len();
-    for (k, x) in entries {
-        n = n.saturating_add(str_len(k));
-        if !add_len(x, limit, &mut n) {
-            return limit.saturating_add(1);
-        }
-    }
-    if n <= limit {
-        n
-    } else {
-        limit.saturating_add(1)
-    }
+/// The bytes of a JSON array of `n` items beyond the items: brackets and
+/// commas.
+fn list_frame_len(n: usize) -> usize {
+    2 + n.saturating_sub(1)
+}
+
+/// The bytes of a JSON object of `n` entries beyond the keys and values:
+/// braces, commas, and a colon per entry.
+pub fn map_frame_len(n: usize) -> usize {
+    2 + n.saturating_sub(1) + n
+}
+
+/// The length of `s` as a JSON string (quotes and escapes included).
+pub fn json_str_len(s: &str) -> usize {
+    str_len(s)
 }
 
 /// Why a value could not become [`Data`].
@@ -351,15 +350,25 @@ impl ConvertError {
     }
 }
 
-/// Converts a value, allowing `max_depth` levels (scalar = 1).
+/// Converts a value, allowing `max_depth` levels (scalar = 1), and gives
+/// the length of the result's compact JSON encoding with it (exactly
+/// [`Data::encoded_len`] of the result, counted in the same walk).
 pub fn to_data(
     v: Value<'_>,
     max_depth: u32,
     budget: &crate::budget::Budget,
-) -> std::result::Result<Data, ConvertError> {
+) -> std::result::Result<(Data, usize), ConvertError> {
     let max = max_depth.min(MAX_CONVERSION_DEPTH);
-    let mut steps = 0usize;
-    convert(v, 1, max, budget, &mut steps)
+    let mut walk = Walk { steps: 0, len: 0 };
+    let d = convert(v, 1, max, budget, &mut walk)?;
+    Ok((d, walk.len))
+}
+
+/// What a conversion counts as it goes: values visited (for the deadline
+/// checks) and encoded bytes.
+struct Walk {
+    steps: usize,
+    len: usize,
 }
 
 fn convert(
@@ -367,19 +376,19 @@ fn convert(
     depth: u32,
     max: u32,
     budget: &crate::budget::Budget,
-    steps: &mut usize,
+    walk: &mut Walk,
 ) -> std::result::Result<Data, ConvertError> {
     if depth > max {
         return Err(ConvertError::Depth);
     }
-    *steps += 1;
-    if steps.is_multiple_of(4096) {
+    walk.steps += 1;
+    if walk.steps.is_multiple_of(4096) {
         budget.check_time().map_err(ConvertError::Time)?;
     }
-    Ok(match v {
-        Value::None => Data::Null,
-        Value::Bool(b) => Data::Bool(b),
-        Value::Int(i) => Data::Int(i),
+    let (d, own) = match v {
+        Value::None => (Data::Null, 4),
+        Value::Bool(b) => (Data::Bool(b), if b { 4 } else { 5 }),
+        Value::Int(i) => (Data::Int(i), int_len(i)),
         Value::BigInt(_) => {
             return Err(ConvertError::Unsupported(
                 "int out of signed 64-bit range".into(),
@@ -392,23 +401,23 @@ fn convert(
                     crate::format::float_str(f)
                 )));
             }
-            Data::Float(f)
+            (Data::Float(f), float_len(f))
         }
-        Value::Str(s) => Data::Str(s.text.to_string()),
+        Value::Str(s) => (Data::Str(s.text.to_string()), str_len(s.text)),
         Value::List(l) => {
             let items = l.items.borrow();
             let mut out = Vec::with_capacity(items.len());
             for x in items.iter() {
-                out.push(convert(*x, depth + 1, max, budget, steps)?);
+                out.push(convert(*x, depth + 1, max, budget, walk)?);
             }
-            Data::List(out)
+            (Data::List(out), list_frame_len(items.len()))
         }
         Value::Tuple(t) => {
             let mut out = Vec::with_capacity(t.items.len());
             for x in t.items {
-                out.push(convert(*x, depth + 1, max, budget, steps)?);
+                out.push(convert(*x, depth + 1, max, budget, walk)?);
             }
-            Data::List(out)
+            (Data::List(out), list_frame_len(t.items.len()))
         }
         Value::Range(r) => {
             // A range becomes the array of its elements, as the reference
@@ -420,11 +429,20 @@ fn convert(
             if n as u64 > budget.limits.max_value_bytes as u64 {
                 return Err(ConvertError::Bytes);
             }
-            Data::List((0..n).map(|i| Data::Int(r.at(i))).collect())
+            let mut len = list_frame_len(n as usize);
+            let items = (0..n)
+                .map(|i| {
+                    let x = r.at(i);
+                    len = len.saturating_add(int_len(x));
+                    Data::Int(x)
+                })
+                .collect();
+            (Data::List(items), len)
         }
         Value::Dict(d) => {
             let map = d.map.borrow();
             let mut out = Vec::with_capacity(map.len());
+            let mut len = map_frame_len(map.len());
             for (k, x) in map.iter() {
                 let Value::Str(k) = k else {
                     return Err(ConvertError::Unsupported(format!(
@@ -432,12 +450,13 @@ fn convert(
                         k.type_name()
                     )));
                 };
+                len = len.saturating_add(str_len(k.text));
                 out.push((
                     k.text.to_string(),
-                    convert(x, depth + 1, max, budget, steps)?,
+                    convert(x, depth + 1, max, budget, walk)?,
                 ));
             }
-            Data::Map(out)
+            (Data::Map(out), len)
         }
         other => {
             return Err(ConvertError::Unsupported(format!(
@@ -445,7 +464,9 @@ fn convert(
                 other.type_name()
             )))
         }
-    })
+    };
+    walk.len = walk.len.saturating_add(own);
+    Ok(d)
 }
 
 /// Converts host data into values in the execution's heap. The caller has
@@ -633,20 +654,57 @@ mod tests {
     }
 
     #[test]
-    fn keyword_maps_measure_like_maps() {
-        let entries = vec![
-            (
-                "k\"".to_string(),
-                Data::List(vec![Data::Float(0.1), Data::Null]),
-            ),
-            ("".to_string(), Data::Str("x\u{1}".into())),
+    fn conversion_counts_the_compact_json_length() {
+        use crate::budget::{Budget, Limits};
+        let bump = bumpalo::Bump::new();
+        let budget = Budget::new(Limits::default(), std::time::Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        let s = |t: &str| heap.str(t).unwrap();
+        let dict = heap.dict(0).unwrap();
+        for (k, v) in [
+            ("k\"", Value::Float(0.1)),
+            ("", s("x\u{1}é")),
+            ("n", Value::Int(-120)),
+        ] {
+            dict.map.borrow_mut().insert(s(k), v).unwrap();
+        }
+        let empty = heap.dict(0).unwrap();
+        let range = heap
+            .alloc(crate::value::RangeObj {
+                start: -3,
+                stop: 12,
+                step: 4,
+            })
+            .unwrap();
+        let values = [
+            Value::None,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Int(i64::MIN),
+            Value::Float(1e300),
+            s("tab\tquote\"back\\"),
+            heap.list(&[Value::Int(7), Value::None, Value::Dict(dict)])
+                .unwrap(),
+            heap.tuple(&[]).unwrap(),
+            heap.tuple(&[Value::Dict(empty), s("")]).unwrap(),
+            Value::Range(range),
+            Value::Dict(dict),
         ];
-        let text = Data::Map(entries.clone()).to_json_string();
-        assert_eq!(encoded_len_map(&entries, usize::MAX), text.len());
-        assert_eq!(encoded_len_map(&entries, text.len()), text.len());
-        assert!(encoded_len_map(&entries, text.len() - 1) > text.len() - 1);
-        assert_eq!(encoded_len_map(&[], usize::MAX), 2);
-        assert!(encoded_len_map(&[], 1) > 1);
+        for v in values {
+            let (d, len) = to_data(v, 10, &budget).unwrap();
+            assert_eq!(len, d.to_json_string().len(), "{}", d.to_json_string());
+            assert_eq!(len, d.encoded_len(usize::MAX));
+        }
+        // A keyword-argument map: its frame plus each key and value.
+        let (d, len) = to_data(Value::Dict(dict), 10, &budget).unwrap();
+        let Data::Map(entries) = d else { panic!() };
+        let parts = entries
+            .iter()
+            .fold(map_frame_len(entries.len()), |n, (k, x)| {
+                n + json_str_len(k) + x.encoded_len(usize::MAX)
+            });
+        assert_eq!(parts, len);
+        assert_eq!(map_frame_len(0), "{}".len());
     }
 
     #[test]

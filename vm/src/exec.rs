@@ -19,8 +19,8 @@ use crate::interp::{DynHost, Thread};
 use crate::value::*;
 use bumpalo::Bump;
 use codemode_lang::{LineIndex, Names, FILE_NAME};
+use rustc_hash::FxHashSet;
 use std::any::Any;
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -165,13 +165,16 @@ fn run<'h>(
     thread.allow_native = true;
     let result = thread.call(main, &[], &[])?;
     let limits = &budget.limits;
-    let data = data::to_data(result, limits.max_value_depth, budget).map_err(|e| match e {
-        ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
-        ConvertError::Bytes => Error::limit(LimitKind::ValueBytes),
-        ConvertError::Unsupported(m) => Error::msg(format!("main returned an invalid result: {m}")),
-        ConvertError::Time(e) => e,
-    })?;
-    if data.encoded_len(limits.max_value_bytes) > limits.max_value_bytes {
+    let (data, len) =
+        data::to_data(result, limits.max_value_depth, budget).map_err(|e| match e {
+            ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
+            ConvertError::Bytes => Error::limit(LimitKind::ValueBytes),
+            ConvertError::Unsupported(m) => {
+                Error::msg(format!("main returned an invalid result: {m}"))
+            }
+            ConvertError::Time(e) => e,
+        })?;
+    if len > limits.max_value_bytes {
         return Err(Error::limit(LimitKind::ValueBytes));
     }
     budget.check_time()?;
@@ -203,7 +206,7 @@ pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String
 /// Freezes everything reachable from the globals.
 fn freeze(globals: &[Value<'_>]) {
     let mut stack: Vec<Value<'_>> = globals.to_vec();
-    let mut seen: HashSet<usize> = HashSet::new();
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
     while let Some(v) = stack.pop() {
         // Each arm's guard marks the value as visited (frozen, or seen), so
         // shared and cyclic structures are walked once.

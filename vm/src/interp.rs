@@ -570,12 +570,16 @@ impl<'h> Thread<'h> {
         }
         let limits = &self.budget.limits;
         let mut args = Vec::with_capacity(named.len());
+        // The arguments' compact JSON length, as one object.
+        let mut arg_bytes = data::map_frame_len(named.len());
         for (k, v) in named {
-            let d = data::to_data(*v, limits.max_value_depth.saturating_sub(1), self.budget)
+            let (d, len) = data::to_data(*v, limits.max_value_depth.saturating_sub(1), self.budget)
                 .map_err(|e| e.into_limit_or_args(k))?;
+            arg_bytes = arg_bytes
+                .saturating_add(data::json_str_len(k))
+                .saturating_add(len);
             args.push(((*k).to_string(), d));
         }
-        let arg_bytes = data::encoded_len_map(&args, limits.max_value_bytes);
         if arg_bytes > limits.max_value_bytes {
             return Err(Error::limit(LimitKind::ValueBytes));
         }
