@@ -219,7 +219,7 @@ fn measure_within(d: &Data, levels: u32, limit: usize, n: &mut usize) -> Fit {
         Data::Map(entries) => {
             *n = n.saturating_add(map_frame_len(entries.len()));
             for (k, x) in entries {
-                *n = n.saturating_add(str_len(k));
+                *n = n.saturating_add(json_str_len(k));
                 match measure_within(x, levels - 1, limit, n) {
                     Fit::Fits => {}
                     other => return other,
@@ -245,7 +245,7 @@ fn scalar_len(d: &Data) -> usize {
         Data::Bool(false) => 5,
         Data::Int(i) => int_len(*i),
         Data::Float(f) => float_len(*f),
-        Data::Str(s) => str_len(s),
+        Data::Str(s) => json_str_len(s),
         Data::List(_) | Data::Map(_) => 0,
     }
 }
@@ -281,7 +281,7 @@ fn int_len(i: i64) -> usize {
 
 /// A JSON string's length as serde_json escapes it: quotes, `\"` `\\`
 /// and the short escapes take two bytes, other control characters six.
-fn str_len(s: &str) -> usize {
+pub fn json_str_len(s: &str) -> usize {
     // A table lookup per byte, without branches.
     let extra: usize = s.bytes().map(|b| ESCAPE_EXTRA[b as usize] as usize).sum();
     2 + s.len() + extra
@@ -315,11 +315,6 @@ fn list_frame_len(n: usize) -> usize {
 /// braces, commas, and a colon per entry.
 pub fn map_frame_len(n: usize) -> usize {
     2 + n.saturating_sub(1) + n
-}
-
-/// The length of `s` as a JSON string (quotes and escapes included).
-pub fn json_str_len(s: &str) -> usize {
-    str_len(s)
 }
 
 /// Why a value could not become [`Data`].
@@ -403,7 +398,7 @@ fn convert(
             }
             (Data::Float(f), float_len(f))
         }
-        Value::Str(s) => (Data::Str(s.text.to_string()), str_len(s.text)),
+        Value::Str(s) => (Data::Str(s.text.to_string()), json_str_len(s.text)),
         Value::List(l) => {
             let items = l.items.borrow();
             let mut out = Vec::with_capacity(items.len());
@@ -450,7 +445,7 @@ fn convert(
                         k.type_name()
                     )));
                 };
-                len = len.saturating_add(str_len(k.text));
+                len = len.saturating_add(json_str_len(k.text));
                 out.push((
                     k.text.to_string(),
                     convert(x, depth + 1, max, budget, walk)?,

@@ -119,9 +119,11 @@ impl<'h> DictMap<'h> {
         if !self.index.is_empty() {
             return None;
         }
-        Some(self.entries.iter().position(
-            |e| matches!(e.key, Value::Str(s) if e.live && s.text.len() == k.text.len() && s.text == k.text),
-        ))
+        Some(
+            self.entries
+                .iter()
+                .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)),
+        )
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
