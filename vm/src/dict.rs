@@ -93,37 +93,27 @@ impl<'h> DictMap<'h> {
 
     /// The value for `key`. Fails if `key` is unhashable.
     pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
-        if let Some(i) = self.find_small_str(key) {
-            return Ok(i.map(|i| self.entries[i].value));
-        }
-        let hash = ops::hash(key)?;
-        Ok(self.find(key, hash)?.map(|i| self.entries[i].value))
+        Ok(self.position(key)?.map(|i| self.entries[i].value))
     }
 
     /// Whether `key` is present. Fails if `key` is unhashable.
     pub fn contains(&self, key: Value<'h>) -> Result<bool> {
-        if let Some(i) = self.find_small_str(key) {
-            return Ok(i.is_some());
-        }
-        let hash = ops::hash(key)?;
-        Ok(self.find(key, hash)?.is_some())
+        Ok(self.position(key)?.is_some())
     }
 
-    /// [`DictMap::find`] of a string key in a table small enough to be
-    /// scanned, without hashing the key (a string equals only a string of
-    /// the same text, and comparing a few short texts costs less than the
-    /// hash); `None` for any other key or table.
-    #[inline]
-    fn find_small_str(&self, key: Value<'h>) -> Option<Option<usize>> {
-        let Value::Str(k) = key else { return None };
-        if !self.index.is_empty() {
-            return None;
-        }
-        Some(
-            self.entries
+    /// The entry position of `key`. A string key in a table small enough
+    /// to be scanned is found by its text alone, without hashing it (a
+    /// string equals only a string of the same text, and comparing a few
+    /// short texts costs less than the hash); any other lookup hashes the
+    /// key, which fails if it is unhashable.
+    fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
+        match key {
+            Value::Str(k) if self.index.is_empty() => Ok(self
+                .entries
                 .iter()
-                .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)),
-        )
+                .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text))),
+            _ => self.find(key, ops::hash(key)?),
+        }
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
@@ -163,8 +153,7 @@ impl<'h> DictMap<'h> {
 
     /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: Value<'h>) -> Result<Option<Value<'h>>> {
-        let hash = ops::hash(key)?;
-        let Some(i) = self.find(key, hash)? else {
+        let Some(i) = self.position(key)? else {
             return Ok(None);
         };
         let v = self.entries[i].value;

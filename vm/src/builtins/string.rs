@@ -166,12 +166,7 @@ fn map_ascii<'h>(th: &Thread<'h>, s: &str, upper: bool) -> R<'h> {
     th.heap.charge(s.len())?;
     let text = th.heap.bump.alloc_str(s);
     let mut rest: &mut str = &mut *text;
-    let mut first = true;
-    while !rest.is_empty() {
-        if !first {
-            th.budget.check_time()?;
-        }
-        first = false;
+    loop {
         // Every position of an ASCII string is a character boundary.
         let (block, tail) = rest.split_at_mut(rest.len().min(args::CHECK_EVERY));
         if upper {
@@ -180,6 +175,10 @@ fn map_ascii<'h>(th: &Thread<'h>, s: &str, upper: bool) -> R<'h> {
             block.make_ascii_lowercase();
         }
         rest = tail;
+        if rest.is_empty() {
+            break;
+        }
+        th.budget.check_time()?;
     }
     th.heap.str_in_arena(text)
 }
