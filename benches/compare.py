@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
-"""Runs the programs of benches/programs under codemode (`codemode run`, the
-release binary), starlark-go (PyPI `starlark-go`), starlark-rust (PyPI
+"""Runs benchmark programs under codemode (`codemode run`, the release
+binary), starlark-go (PyPI `starlark-go`), starlark-rust (PyPI
 `starlark-pyo3`) and CPython in one run on one machine, checks that every
-engine returns the same result, and prints the time per iteration of each
+engine returns the same result, and prints the time per unit of work of each
 engine, the ratios, and their geometric means.
 
-    CARGO_TARGET_DIR=/work/tgt-bench cargo build --release -p codemode-server
+Two suites: `agent` (benches/programs/agent: data shaping the way agent
+programs do it, records in dicts, grouping, joining, sorting, reports,
+json, string methods; N is the number of records) is the headline;
+`loops` (benches/programs: the interpreter's hot loops; N is the loop
+count) is the second table. `--suite all` runs both.
+
+    cargo build --release -p codemode-server
     python3 -m venv ~/.cache/codemode-bench-peers
     ~/.cache/codemode-bench-peers/bin/pip install starlark-go==1.0.1 starlark-pyo3==2026.1.3
     ~/.cache/codemode-bench-peers/bin/python benches/compare.py \\
-        --codemode /work/tgt-bench/release/codemode [--repeat 5] [--scale 1]
+        --codemode target/release/codemode [--suite agent|loops|all] [--repeat 5]
 
-Method. Every program is `def main(): ...` whose work grows with the `N`
-in `range(N)`. Each engine runs each program twice: with `N` and with
-`N = 1`, each the best of `--repeat` runs, and the figure is
-`(t(N) - t(1)) / (N - 1)`. The `N = 1` run carries everything that does
-not grow with `N`: for `codemode run` the process start, building the demo
-catalog, parsing, compiling and printing; for the in-process engines
-parsing and setting up a module. So every engine is charged for the loop
-alone.
+Method. Every program is `def main(): ...` whose work grows with `N`.
+Each engine runs each program twice: with `N` and with a small `N0` (1 for
+the loops, 10 for the agent programs), each the best of `--repeat` runs, and
+the figure is `(t(N) - t(N0)) / (N - N0)`. The `N0` run carries everything
+that does not grow with `N`: for `codemode run` the process start, building
+the demo catalog, parsing, compiling and printing; for the in-process
+engines parsing and setting up a module. So every engine is charged for the
+work alone. For codemode the table also gives the heap bytes the `N` run
+needs: the smallest `--max-heap-bytes` under which it still succeeds, found
+by bisection (to within 1%).
 codemode runs with budget accounting on (step, heap and time limits set
 high enough for the program, but still counted and checked).
 
@@ -38,6 +46,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import resource
 import subprocess
 import sys
@@ -45,11 +54,26 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
-PROGRAMS_DIR = HERE / "programs"
 
-# (program, N): N is chosen so that codemode's loop runs tens of
+# (program, N): N is chosen so that codemode's work takes tens of
 # milliseconds, well above the noise of process start.
-PROGRAMS = [
+AGENT = [
+    ("group_by", 20_000),
+    ("join", 20_000),
+    ("filter_sort", 10_000),
+    ("report", 20_000),
+    ("json_roundtrip", 5_000),
+    ("log_lines", 10_000),
+    ("word_count", 50_000),
+    ("list_ops", 100_000),
+    ("flatten", 10_000),
+    ("pages", 50_000),
+    ("csv", 20_000),
+    ("markdown", 20_000),
+    ("helpers", 20_000),
+]
+
+LOOPS = [
     ("loop_arith", 1_000_000),
     ("calls", 500_000),
     ("closures", 500_000),
@@ -67,13 +91,24 @@ PROGRAMS = [
     ("json_decode", 50_000),
 ]
 
+# suite: (directory, programs, N0)
+SUITES = {
+    "agent": (HERE / "programs" / "agent", AGENT, 10),
+    "loops": (HERE / "programs", LOOPS, 1),
+}
+
 ENGINES = ["codemode", "starlark-go", "starlark-rust", "CPython"]
 
 
 def source(name, n, python=False):
-    twin = PROGRAMS_DIR / f"{name}.py"
-    path = twin if python and twin.exists() else PROGRAMS_DIR / f"{name}.star"
-    return path.read_text().replace("range(N)", f"range({n})")
+    """The program `name` (of either suite) with N replaced by n."""
+    for directory, _, _ in SUITES.values():
+        star = directory / f"{name}.star"
+        if star.exists():
+            twin = directory / f"{name}.py"
+            path = twin if python and twin.exists() else star
+            return re.sub(r"\bN\b", str(n), path.read_text())
+    raise SystemExit(f"no program named {name}")
 
 
 def clock(wall):
@@ -108,13 +143,16 @@ class Codemode:
         self.binary = binary
         self.tmp = pathlib.Path(tmp)
 
-    def runner(self, name, n):
+    def command(self, name, n, heap):
         path = self.tmp / f"{name}-{n}.star"
         path.write_text(source(name, n))
-        cmd = [self.binary, "run",
-               "--max-steps", str(10**15), "--max-time-ms", "600000",
-               "--max-heap-bytes", str(8 << 30),
-               "--max-value-bytes", str(1 << 30), str(path)]
+        return [self.binary, "run",
+                "--max-steps", str(10**15), "--max-time-ms", "600000",
+                "--max-heap-bytes", str(heap),
+                "--max-value-bytes", str(1 << 30), str(path)]
+
+    def runner(self, name, n):
+        cmd = self.command(name, n, 8 << 30)
 
         def run():
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -122,6 +160,24 @@ class Codemode:
                 raise RuntimeError(f"codemode run {name}: {p.stderr.strip()}")
             return json.loads(p.stdout)["result"]
         return run
+
+    def heap_needed(self, name, n):
+        """The smallest heap budget (bytes, within 1%) under which the
+        program succeeds."""
+        def ok(heap):
+            p = subprocess.run(self.command(name, n, heap),
+                               capture_output=True, text=True)
+            return p.returncode == 0
+        lo, hi = 1 << 10, 8 << 30
+        if not ok(hi):
+            return None
+        while hi - lo > max(lo // 100, 1024):
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
 
 class StarlarkGo:
@@ -186,11 +242,15 @@ def geomean(xs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--codemode", default=os.environ.get(
-        "CODEMODE_BIN", "/work/tgt-bench/release/codemode"))
+        "CODEMODE_BIN", "target/release/codemode"))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every N")
+    ap.add_argument("--suite", choices=["agent", "loops", "all"],
+                    default="agent", help="which programs (default: agent)")
     ap.add_argument("--only", nargs="*", help="program names to run")
+    ap.add_argument("--no-heap", action="store_true",
+                    help="skip measuring codemode's heap bytes")
     ap.add_argument("--wall", action="store_true",
                     help="time wall clock instead of CPU time")
     args = ap.parse_args()
@@ -213,27 +273,33 @@ def main():
             [args.codemode, "run", str(empty)], capture_output=True,
             check=True), args.repeat, args.wall)
 
-        rows = []
-        for name, n in PROGRAMS:
-            if args.only and name not in args.only:
-                continue
-            n = max(2, int(n * args.scale))
-            per_iter, results = {}, {}
-            for e in engines:
-                full, one = e.runner(name, n), e.runner(name, 1)
-                if full is None:
+        suites = ["agent", "loops"] if args.suite == "all" else [args.suite]
+        tables = []
+        for suite in suites:
+            _, programs, n0 = SUITES[suite]
+            rows = []
+            for name, n in programs:
+                if args.only and name not in args.only:
                     continue
-                t1, _ = best(one, args.repeat, args.wall)
-                t, res = best(full, args.repeat, args.wall)
-                per_iter[e.name] = max(t - t1, 0.0) / (n - 1) * 1e9
-                results[e.name] = normalize(res)
-            distinct = set(results.values())
-            if len(distinct) != 1:
-                sys.exit(f"{name}: engines disagree: {results}")
-            rows.append((name, n, per_iter, distinct.pop()))
-            print(f"{name:20} N={n:<9} " + "  ".join(
-                f"{k} {v:8.1f}" for k, v in per_iter.items()) + " ns/iter",
-                file=sys.stderr)
+                n = max(n0 + 1, int(n * args.scale))
+                per_iter, results = {}, {}
+                for e in engines:
+                    full, base = e.runner(name, n), e.runner(name, n0)
+                    if full is None:
+                        continue
+                    t0, _ = best(base, args.repeat, args.wall)
+                    t, res = best(full, args.repeat, args.wall)
+                    per_iter[e.name] = max(t - t0, 0.0) / (n - n0) * 1e9
+                    results[e.name] = normalize(res)
+                distinct = set(results.values())
+                if len(distinct) != 1:
+                    sys.exit(f"{name}: engines disagree: {results}")
+                heap = None if args.no_heap else engines[0].heap_needed(name, n)
+                rows.append((name, n, per_iter, heap))
+                print(f"{suite}/{name:18} N={n:<9} " + "  ".join(
+                    f"{k} {v:8.1f}" for k, v in per_iter.items())
+                    + " ns/unit", file=sys.stderr)
+            tables.append((suite, rows))
 
     load = os.getloadavg()
     what = "wall time" if args.wall else "CPU time"
@@ -241,26 +307,31 @@ def main():
           f"`codemode run` start-up (empty main; subtracted with the N = 1 run): "
           f"{startup * 1e3:.1f} ms\n")
     others = [x for x in names if x != "codemode"]
-    print("| program | N | " + " | ".join(f"{x} ns/iter" for x in names)
-          + " | " + " | ".join(f"vs {x}" for x in others) + " |")
-    print("|---|---:|" + "---:|" * (len(names) + len(others)))
-    ratios = {x: [] for x in others}
-    for name, n, per, _ in rows:
-        cells = [f"{per[x]:.1f}" if x in per else "—" for x in names]
-        rcells = []
-        for x in others:
-            if x in per and per.get("codemode"):
-                r = per[x] / per["codemode"]
-                ratios[x].append(r)
-                rcells.append(f"{r:.1f}x")
-            else:
-                rcells.append("—")
-        print(f"| `{name}` | {n:,} | " + " | ".join(cells) + " | "
-              + " | ".join(rcells) + " |")
-    print("| **geometric mean** | | " + " | ".join("" for _ in names) + " | "
-          + " | ".join(f"**{geomean(ratios[x]):.1f}x**" for x in others)
-          + " |")
-
+    for suite, rows in tables:
+        unit = "record" if suite == "agent" else "iteration"
+        print(f"\n**{suite}** (ns per {unit}; ratio = the peer's time over "
+              "codemode's, above 1 codemode is faster)\n")
+        print("| program | N | " + " | ".join(f"{x}" for x in names)
+              + " | codemode heap | " + " | ".join(f"vs {x}" for x in others)
+              + " |")
+        print("|---|---:|" + "---:|" * (len(names) + 1 + len(others)))
+        ratios = {x: [] for x in others}
+        for name, n, per, heap in rows:
+            cells = [f"{per[x]:.1f}" if x in per else "—" for x in names]
+            rcells = []
+            for x in others:
+                if x in per and per.get("codemode"):
+                    r = per[x] / per["codemode"]
+                    ratios[x].append(r)
+                    rcells.append(f"{r:.2f}x")
+                else:
+                    rcells.append("—")
+            hcell = "—" if heap is None else f"{heap / 2**20:.1f} MiB"
+            print(f"| `{name}` | {n:,} | " + " | ".join(cells) + f" | {hcell} | "
+                  + " | ".join(rcells) + " |")
+        print("| **geometric mean** | | " + " | ".join("" for _ in names)
+              + " | | " + " | ".join(f"**{geomean(ratios[x]):.2f}x**"
+                                     for x in others) + " |")
 
 if __name__ == "__main__":
     main()
