@@ -813,11 +813,18 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             } => {
                 let c = self.operand_reg(cond)?;
                 let jf = self.emit(Instr::JumpIfFalse { cond: c, to: 0 }, *if_pos)?;
+                // Only one branch runs: a local is certainly assigned
+                // after the expression only if both branches checked it.
+                let before = self.bound.clone();
                 self.expr_to(then, dst)?;
+                let after_then = std::mem::replace(&mut self.bound, before);
                 let j = self.emit(Instr::Jump { to: 0 }, *if_pos)?;
                 self.patch(jf);
                 self.expr_to(els, dst)?;
                 self.patch(j);
+                for (b, t) in self.bound.iter_mut().zip(after_then) {
+                    *b = *b && t;
+                }
                 Ok(())
             }
             ExprKind::Lambda(func) => self.function(func, dst),
@@ -871,7 +878,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                         Instr::JumpIfTrue { cond: dst, to: 0 }
                     };
                     let j = self.emit(j, *op_pos)?;
+                    // The right operand may not run: what it checks does
+                    // not count afterwards.
+                    let before = self.bound.clone();
                     self.expr_to(r, dst)?;
+                    self.bound = before;
                     self.patch(j);
                     Ok(())
                 }
