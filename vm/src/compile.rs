@@ -4,11 +4,14 @@
 //! method per kind of statement and expression. Locals live in the first
 //! registers of the frame, so reading a local costs nothing; temporaries
 //! are allocated above them like a stack and released after each
-//! statement. Universal and predeclared names become constants. A local
-//! whose assignment does not provably precede a use gets a `CheckBound`
-//! before that use, so the common case pays nothing for starlark-go's
-//! "referenced before assignment" check. The tree's depth is bounded by the
-//! parser, which bounds this recursion.
+//! statement. An assignment to a local evaluates its value straight into
+//! the local's register unless the value would be built there before the
+//! old value is read (`x = {"k": x}`); then it goes through a temporary.
+//! Universal and predeclared names become constants. A local whose
+//! assignment does not provably precede a use gets a `CheckBound` before
+//! that use, so the common case pays nothing for starlark-go's "referenced
+//! before assignment" check. The tree's depth is bounded by the parser,
+//! which bounds this recursion.
 
 use crate::error::{Error, Result};
 use crate::heap::Heap;
