@@ -102,3 +102,66 @@ fn compile_errors_are_rendered_like_execute() {
         Err("invalid program: <codemode>:2:12: undefined: x".to_string())
     );
 }
+
+#[test]
+fn an_assignment_uses_a_temporary_only_when_it_must() {
+    // `x = x + 1` stays one instruction; a dict display that reads its own
+    // target is built in a temporary and moved (its entries read the old
+    // value); a comprehension and a conditional expression that do not
+    // read their target are built in its register directly.
+    let src = "def main():\n    x = 1\n    x = x + 1\n    d = {\"a\": x}\n    \
+               d = {\"a\": d[\"a\"]}\n    l = [v for v in range(3)]\n    \
+               c = x if x else 2\n    return c\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let body = body_of(&listing, "main");
+    assert_eq!(
+        body,
+        vec![
+            "const r0 = 1",
+            "add r0 = r0 1",
+            "makedict r1 = {} (room 1)",
+            "const r5 = \"a\"",
+            "dictsetunique r1[r5] = r0",
+            "makedict r5 = {} (room 1)",
+            "const r6 = \"a\"",
+            "index r7 = r1[\"a\"]",
+            "dictsetunique r5[r6] = r7",
+            "move r1 = r5",
+            "makelist r3 = r0..+0",
+            "const r6 = <builtin_function_or_method>",
+            "const r7 = 3",
+            "call r5 = r6(npos 1, names [], star false, starstar false)",
+            "iterstart r6 = r5",
+            "jump 17",
+            "listappend r3 += r2",
+            "fornext r2 = next r6 then 16",
+            "iterend r6",
+            "jumpiffalse r0 22",
+            "move r4 = r0",
+            "jump 23",
+            "const r4 = 2",
+            "return r4",
+            "return None",
+        ],
+        "{listing}"
+    );
+}
+
+#[test]
+fn and_or_on_the_target_itself_writes_it_in_place() {
+    // `x = x and f(x)`: the left operand is the variable, so the register
+    // still holds the old value when the right operand reads it.
+    let src = "def main():\n    x = {\"k\": 1}\n    x = x and x.get(\"k\")\n    return x\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let body = body_of(&listing, "main");
+    assert_eq!(
+        &body[4..8],
+        [
+            "jumpiffalse r0 8",
+            "move r1 = r0",
+            "const r2 = \"k\"",
+            "callmethod r0 = r1.get(npos 1, names [], star false, starstar false)",
+        ],
+        "{listing}"
+    );
+}
