@@ -292,7 +292,10 @@ mod tests {
     }
 
     fn is_time(r: Result<()>) -> bool {
-        matches!(r.map_err(Error::into_kind), Err(ErrorKind::Limit(LimitKind::Time)))
+        matches!(
+            r.map_err(Error::into_kind),
+            Err(ErrorKind::Limit(LimitKind::Time))
+        )
     }
 
     #[test]
