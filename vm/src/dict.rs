@@ -166,11 +166,15 @@ impl<'h> DictMap<'h> {
         Ok(Some(v))
     }
 
-    /// Removes and returns the first entry in insertion order.
+    /// Removes and returns the first entry in insertion order. The dead
+    /// entries skipped on the way (up to half the table) are charged as
+    /// work.
     pub fn pop_first(&mut self) -> Result<Option<(Value<'h>, Value<'h>)>> {
-        let Some(e) = self.entries.iter().find(|e| e.live).copied() else {
+        let Some(i) = self.entries.iter().position(|e| e.live) else {
             return Ok(None);
         };
+        self.heap.budget.charge_work(i as u64)?;
+        let e = self.entries[i];
         self.remove(e.key)?;
         Ok(Some((e.key, e.value)))
     }

@@ -12,7 +12,7 @@
 //! written. Big ints are converted to decimal only when the estimated cost of
 //! that quadratic conversion fits in the time left.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, BYTES_PER_UNIT, ITEM_UNITS};
 use crate::error::{Error, LimitKind, Result};
 use crate::heap::Heap;
 use crate::value::{BigIntObj, Value};
@@ -21,13 +21,6 @@ use std::fmt::Write as _;
 /// Containers nested deeper than this print `...` in place of their
 /// content, so printing never recurses without bound.
 pub const MAX_REPR_DEPTH: usize = 1000;
-
-/// Elements written between two checks of the deadline.
-const TIME_CHECK_EVERY: u64 = 4096;
-
-/// Output bytes written between two checks of the deadline, so a few huge
-/// elements are checked as often as many small ones.
-pub const TIME_CHECK_BYTES: usize = 64 << 10;
 
 /// Ints with more 32-bit digits than this are converted to decimal only
 /// after their cost is weighed against the time left.
@@ -287,28 +280,25 @@ pub fn write_quoted(out: &mut String, s: &[u8], bytes: bool) {
 // repr and str
 
 /// The state of one printing: the containers being printed (for cycles),
-/// the elements written (for deadline checks) and the budget.
+/// the output charged as work so far and the budget.
 struct Printer<'b> {
     budget: &'b Budget,
     path: Vec<*const ()>,
-    written: u64,
-    /// The output length at the last deadline check.
-    checked_len: usize,
+    /// The output length up to which the bytes written are charged.
+    charged_len: usize,
 }
 
 impl Printer<'_> {
+    /// Charges the element about to be written and the bytes written since
+    /// the last charge, so a few huge elements count as much as many small
+    /// ones.
     fn tick(&mut self, out: &str) -> Result<()> {
         if out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        self.written += 1;
-        if self.written.is_multiple_of(TIME_CHECK_EVERY)
-            || out.len().saturating_sub(self.checked_len) >= TIME_CHECK_BYTES
-        {
-            self.checked_len = out.len();
-            self.budget.check_time()?;
-        }
-        Ok(())
+        let units = out.len().saturating_sub(self.charged_len) / BYTES_PER_UNIT;
+        self.charged_len += units * BYTES_PER_UNIT;
+        self.budget.charge_work(ITEM_UNITS + units as u64)
     }
 
     fn write(&mut self, out: &mut String, v: Value<'_>) -> Result<()> {
@@ -439,8 +429,7 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
     let mut p = Printer {
         budget,
         path: Vec::new(),
-        written: 0,
-        checked_len: 0,
+        charged_len: out.len(),
     };
     p.write(out, v)?;
     if out.len() > budget.limits.max_heap_bytes {

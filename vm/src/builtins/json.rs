@@ -12,6 +12,7 @@
 
 use super::args::{self, positional, unpack, unpack_from};
 use super::{Args, BuiltinFn, ModuleDef, ModuleMember};
+use crate::budget::BYTES_PER_UNIT;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
@@ -92,8 +93,8 @@ struct Encoder<'b> {
     /// Addresses of the containers being encoded, to detect cycles.
     path: Vec<usize>,
     steps: usize,
-    /// The output length at the last deadline check.
-    checked_len: usize,
+    /// The output length up to which the bytes written are charged.
+    charged_len: usize,
 }
 
 impl Encoder<'_> {
@@ -103,10 +104,11 @@ impl Encoder<'_> {
         if self.out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        if self.out.len() - self.checked_len >= format::TIME_CHECK_BYTES {
-            self.checked_len = self.out.len();
-            self.budget.check_time()?;
-        }
+        // The bytes written since the last charge, so a few huge
+        // elements count as much as many small ones.
+        let units = (self.out.len() - self.charged_len) / BYTES_PER_UNIT;
+        self.charged_len += units * BYTES_PER_UNIT;
+        self.budget.charge_work(units as u64)?;
         let addr = match x {
             Value::List(l) => Some(l as *const _ as usize),
             Value::Dict(d) => Some(d as *const _ as usize),
@@ -224,7 +226,7 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         out: String::new(),
         path: Vec::new(),
         steps: 0,
-        checked_len: 0,
+        charged_len: 0,
     };
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
     th.heap.str(&enc.out)
@@ -559,6 +561,9 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     if a.positional.is_empty() {
         return Err(Error::msg("json.decode: unexpected keyword argument x"));
     }
+    // The text is read at most once: its bytes are charged up front, its
+    // values as they are parsed.
+    th.budget.charge_work((s.len() / BYTES_PER_UNIT) as u64)?;
     let mut d = Decoder {
         th,
         s,
@@ -613,6 +618,15 @@ impl Indenter<'_> {
     fn newline(&mut self, depth: usize) -> I {
         let need = self.prefix.len() + depth.saturating_mul(self.indent.len()) + 1;
         if self.out.len().saturating_add(need) > self.budget.limits.max_heap_bytes {
+            return Err(TOO_BIG.into());
+        }
+        // A long prefix or indent makes each line dear. A failed charge
+        // reads as the time limit after the walk, as in `value`.
+        if self
+            .budget
+            .charge_work((need / BYTES_PER_UNIT) as u64)
+            .is_err()
+        {
             return Err(TOO_BIG.into());
         }
         self.out.push(b'\n');
@@ -843,6 +857,9 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     };
     let p = positional("json.indent", &bare, 1, 1)?;
     let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or("");
+    // The text is read at most once: its bytes are charged up front, its
+    // values and new lines as they are written.
+    th.budget.charge_work((s.len() / BYTES_PER_UNIT) as u64)?;
     let mut ix = Indenter {
         s: s.as_bytes(),
         i: 0,
