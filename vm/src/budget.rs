@@ -163,19 +163,22 @@ impl Budget {
 
     /// Charges `units` of work done by a builtin or operator (see
     /// [`WORK_CHECK_UNITS`] for the scale). The charges of all calls add
-    /// up; each time they reach [`WORK_CHECK_UNITS`] the count restarts
-    /// and [`Budget::check_time`] runs, failing with the time limit (or
-    /// cancellation) exactly as the interpreter's own check does. Between
-    /// two looks at the clock this costs an add and a compare.
+    /// up; each time they reach [`WORK_CHECK_UNITS`]
+    /// [`Budget::check_time`] runs, failing with the time limit (or
+    /// cancellation) exactly as the interpreter's own check does, and the
+    /// count restarts if it passes (after a failure, every later charge
+    /// fails too, even where a caller swallowed the error). Between two
+    /// looks at the clock this costs an add and a compare.
     #[inline]
     pub fn charge_work(&self, units: u64) -> Result<()> {
         let total = self.work.get().saturating_add(units);
+        self.work.set(total);
         if total < WORK_CHECK_UNITS {
-            self.work.set(total);
             return Ok(());
         }
+        self.check_time()?;
         self.work.set(0);
-        self.check_time()
+        Ok(())
     }
 
     /// Runs `f` on consecutive blocks of at most [`WORK_BLOCK`] items of
@@ -314,9 +317,14 @@ mod tests {
         }
         b.charge_work(3).unwrap();
         assert!(is_time(b.charge_work(1)));
-        // The count restarted with the look.
+        // A failed look leaves the count full: the next charge looks again.
+        assert!(is_time(b.charge_work(0)));
+        // A passed look restarts the count.
+        let b = budget(1);
+        b.charge_work(WORK_CHECK_UNITS).unwrap();
         b.charge_work(WORK_CHECK_UNITS - 1).unwrap();
-        assert!(b.charge_work(u64::MAX).is_err());
+        b.charge_work(u64::MAX).unwrap();
+        b.charge_work(0).unwrap();
     }
 
     #[test]

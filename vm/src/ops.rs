@@ -12,7 +12,7 @@
 //! (DAG-shaped) structure cannot make one call run unbounded.
 
 use crate::budget::{Budget, ITEM_UNITS, WORK_BLOCK};
-use crate::error::{Error, LimitKind, Result};
+use crate::error::{Error, ErrorKind, LimitKind, Result};
 use crate::format;
 use crate::heap::Heap;
 use crate::value::{BigIntObj, BytesObj, DictObj, ListObj, RangeObj, TupleObj, Value};
@@ -789,8 +789,13 @@ fn contains<'h>(heap: Heap<'h>, container: Value<'h>, needle: Value<'h>) -> Resu
             Ok(false)
         }
         // Like starlark-go, a failed lookup (an unhashable needle) reads as
-        // absent.
-        Value::Dict(d) => Ok(matches!(d.map.borrow().get(needle), Ok(Some(_)))),
+        // absent; the deadline passing while a long key is hashed or
+        // compared does not.
+        Value::Dict(d) => match d.map.borrow().get(needle) {
+            Ok(found) => Ok(found.is_some()),
+            Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => Ok(false),
+            Err(e) => Err(e),
+        },
         Value::Str(s) => match needle {
             Value::Str(n) => Ok(s.text.contains(n.text)),
             _ => Err(Error::msg(format!(
@@ -1050,8 +1055,11 @@ impl<'b> Cmp<'b> {
                     // A lookup (hash and probe) besides the values visited.
                     self.tick_n(ITEM_UNITS)?;
                     let found = y.map.borrow().get(k);
-                    let Ok(Some(yv)) = found else {
-                        return Ok(false);
+                    let yv = match found {
+                        Ok(Some(yv)) => yv,
+                        Ok(None) => return Ok(false),
+                        Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => return Ok(false),
+                        Err(e) => return Err(e),
                     };
                     if !self.equal(xv, yv, depth - 1)? {
                         return Ok(false);
@@ -1292,13 +1300,25 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
 pub fn hash(v: Value<'_>) -> Result<u32> {
     match v {
         Value::Int(i) => Ok(hash_i64(i)),
-        Value::Tuple(t) => hash_tuple(t.items),
+        Value::Tuple(t) => hash_tuple(t.items, None),
         _ => hash_leaf(v),
     }
 }
 
-/// [`hash`] of a tuple's items.
-fn hash_tuple(items: &[Value<'_>]) -> Result<u32> {
+/// [`hash`], charging the values a tuple's hash visits to `budget`, whose
+/// deadline then bounds the walk.
+#[inline]
+pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
+    match v {
+        Value::Int(i) => Ok(hash_i64(i)),
+        Value::Tuple(t) => hash_tuple(t.items, Some(budget)),
+        _ => hash_leaf(v),
+    }
+}
+
+/// [`hash`] of a tuple's items, its work charged to `budget` when there is
+/// one and capped otherwise.
+fn hash_tuple(items: &[Value<'_>], budget: Option<&Budget>) -> Result<u32> {
     // starlark-go's tuple hash (Python's), computed bottom-up with an
     // explicit stack of (items, next index, accumulator, multiplier).
     struct Frame<'a, 'h> {
@@ -1328,8 +1348,12 @@ fn hash_tuple(items: &[Value<'_>]) -> Result<u32> {
                 .wrapping_add(82520u32.wrapping_add(n.wrapping_add(n)));
         }
         work += 1;
-        if work >= WORK_CAP {
-            return Err(Error::limit(LimitKind::Time));
+        if work.is_multiple_of(CMP_CHARGE_EVERY) {
+            match budget {
+                Some(b) => b.charge_work(CMP_CHARGE_EVERY)?,
+                None if work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
+                None => {}
+            }
         }
         if top.next == top.items.len() {
             let h = top.acc;

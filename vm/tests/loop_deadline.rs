@@ -216,3 +216,11 @@ fn list_insertion_and_removal_at_the_front() {
 fn popping_the_first_items_of_a_dict() {
     assert_loop_times_out(&dicts(1_000_000), "x = d.popitem(); d[x[0]] = x[1]");
 }
+
+#[test]
+fn dict_lookups_with_long_tuple_keys() {
+    let s = "    k = tuple(range(200000))\n    j = tuple(range(200000))\n    d = {k: 1}\n";
+    assert_loop_times_out(s, "x = d[j]");
+    assert_loop_times_out(s, "x = j in d");
+    assert_loop_times_out(s, "x = {}; x[j] = 1");
+}
