@@ -296,9 +296,14 @@ impl Printer<'_> {
         if out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
+        self.charge_output(out, ITEM_UNITS)
+    }
+
+    /// Charges `extra` units and the bytes written since the last charge.
+    fn charge_output(&mut self, out: &str, extra: u64) -> Result<()> {
         let units = out.len().saturating_sub(self.charged_len) / BYTES_PER_UNIT;
         self.charged_len += units * BYTES_PER_UNIT;
-        self.budget.charge_work(ITEM_UNITS + units as u64)
+        self.budget.charge_work(extra + units as u64)
     }
 
     fn write(&mut self, out: &mut String, v: Value<'_>) -> Result<()> {
@@ -432,6 +437,8 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
         charged_len: out.len(),
     };
     p.write(out, v)?;
+    // The last element's text, which no later element's tick charged.
+    p.charge_output(out, 0)?;
     if out.len() > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }

@@ -35,7 +35,7 @@ fn assert_loop_times_out(setup: &str, body: &str) {
     let limits = Limits {
         max_time: DEADLINE,
         max_steps: u64::MAX,
-        max_heap_bytes: 2 << 30,
+        max_heap_bytes: 1 << 30,
         ..Limits::default()
     };
     let bound = DEADLINE.mul_f64(1.1) + MARGIN;
@@ -191,6 +191,7 @@ fn json_of_large_values() {
     assert_loop_times_out(&s, "x = json.encode({'k': t})");
     assert_loop_times_out(&s, "x = json.decode(text)");
     assert_loop_times_out(&s, "x = json.decode(long)");
+    assert_loop_times_out(&s, "x = json.encode(long)");
     assert_loop_times_out(&s, "x = json.indent(text)");
     assert_loop_times_out(&s, "x = json.indent(text, indent='        ')");
 }
@@ -202,6 +203,7 @@ fn str_and_repr_of_large_values() {
     assert_loop_times_out(&s, "x = repr(t)");
     assert_loop_times_out(&s, "x = repr(d)");
     assert_loop_times_out(&s, "x = '%s' % [xs]");
+    assert_loop_times_out("    s = 'ab\\n' * 300000\n", "x = repr(s)");
 }
 
 #[test]

@@ -12,7 +12,7 @@
 
 use super::args::{self, positional, unpack, unpack_from};
 use super::{Args, BuiltinFn, ModuleDef, ModuleMember};
-use crate::budget::BYTES_PER_UNIT;
+use crate::budget::{Budget, BYTES_PER_UNIT, WORK_BLOCK};
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
@@ -49,10 +49,57 @@ pub static MODULE: ModuleDef = ModuleDef {
 // ---------------------------------------------------------------------------
 // encode
 
-/// Appends `s` as a JSON string.
-fn quote(out: &mut String, s: &str) {
-    let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+/// `s` in consecutive pieces of about [`WORK_BLOCK`] bytes, each cut at a
+/// character boundary.
+fn text_blocks(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = rest.len().min(WORK_BLOCK);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (block, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(block)
+    })
+}
+
+/// Appends `s` as a JSON string. A long `s` is read and escaped block by
+/// block with the work of each charged to `budget` (twice: one pass decides
+/// the escaping style, one escapes); a short one's output is charged by
+/// the encoder with the rest of its output.
+fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
+    if s.len() <= WORK_BLOCK {
+        let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+        out.push('"');
+        quote_block(out, s, printable_ascii);
+        out.push('"');
+        return Ok(());
+    }
+    let mut printable_ascii = true;
+    for block in text_blocks(s) {
+        budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
+        if !block.bytes().all(|b| (0x20..0x80).contains(&b)) {
+            printable_ascii = false;
+            break;
+        }
+    }
     out.push('"');
+    for block in text_blocks(s) {
+        budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
+        quote_block(out, block, printable_ascii);
+    }
+    out.push('"');
+    Ok(())
+}
+
+/// Appends the escaped text of a piece of a string, in Go's
+/// `strconv.Quote` style when the whole string is printable ASCII, in
+/// `json.Marshal`'s otherwise.
+fn quote_block(out: &mut String, s: &str, printable_ascii: bool) {
     if printable_ascii {
         // Go's strconv.Quote: only `"`, `\` and DEL need escapes here.
         for c in s.chars() {
@@ -84,7 +131,6 @@ fn quote(out: &mut String, s: &str) {
             }
         }
     }
-    out.push('"');
 }
 
 struct Encoder<'b> {
@@ -98,17 +144,21 @@ struct Encoder<'b> {
 }
 
 impl Encoder<'_> {
+    /// Charges the bytes written since the last charge, so a few huge
+    /// elements count as much as many small ones.
+    fn charge_output(&mut self) -> Result<()> {
+        let units = (self.out.len() - self.charged_len) / BYTES_PER_UNIT;
+        self.charged_len += units * BYTES_PER_UNIT;
+        self.budget.charge_work(units as u64)
+    }
+
     fn emit(&mut self, x: Value<'_>) -> Result<()> {
         self.steps += 1;
         args::tick(self.budget, self.steps)?;
         if self.out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        // The bytes written since the last charge, so a few huge
-        // elements count as much as many small ones.
-        let units = (self.out.len() - self.charged_len) / BYTES_PER_UNIT;
-        self.charged_len += units * BYTES_PER_UNIT;
-        self.budget.charge_work(units as u64)?;
+        self.charge_output()?;
         let addr = match x {
             Value::List(l) => Some(l as *const _ as usize),
             Value::Dict(d) => Some(d as *const _ as usize),
@@ -148,7 +198,7 @@ impl Encoder<'_> {
                 }
                 format::write_float(&mut self.out, f, b'g');
             }
-            Value::Str(s) => quote(&mut self.out, s.text),
+            Value::Str(s) => quote(&mut self.out, s.text, self.budget)?,
             Value::Dict(d) => {
                 let mut items: Vec<(&str, Value<'_>)> = Vec::with_capacity(d.len());
                 for (k, v) in d.map.borrow().iter() {
@@ -168,7 +218,7 @@ impl Encoder<'_> {
                     if i > 0 {
                         self.out.push(',');
                     }
-                    quote(&mut self.out, k);
+                    quote(&mut self.out, k, self.budget)?;
                     self.out.push(':');
                     self.emit(v).map_err(|e| {
                         let mut key = String::new();
@@ -229,6 +279,8 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         charged_len: 0,
     };
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
+    // The last element's text, which no later element charged.
+    enc.charge_output()?;
     th.heap.str(&enc.out)
 }
 
