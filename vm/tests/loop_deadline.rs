@@ -226,3 +226,11 @@ fn dict_lookups_with_long_tuple_keys() {
     assert_loop_times_out(s, "x = j in d");
     assert_loop_times_out(s, "x = {}; x[j] = 1");
 }
+
+#[test]
+fn calls_spreading_long_sequences_and_dicts() {
+    let s = "    xs = list(range(1000000))\n    d = {'k%d' % i: i for i in range(100000)}\n    def f(*a, **k):\n        return 0\n";
+    assert_loop_times_out(s, "x = f(*xs)");
+    assert_loop_times_out(s, "x = f(**d)");
+    assert_loop_times_out(s, "x = len(*[xs])");
+}
