@@ -37,8 +37,10 @@ pub const WORK_CHECK_UNITS: u64 = 1 << 14;
 /// clock every 1,024 such items.
 pub const ITEM_UNITS: u64 = 16;
 
-/// Bytes of text (or other plain bytes) scanned, copied or written that
-/// count as one unit: as many as one value occupies.
+/// Bytes of text (or other plain bytes) copied or written in bulk that
+/// count as one unit: as many as one value occupies. A loop that handles
+/// text a byte or a character at a time (escaping, decoding) charges a
+/// unit per byte.
 pub const BYTES_PER_UNIT: usize = 16;
 
 /// The most items [`Budget::in_blocks`] hands over at once.

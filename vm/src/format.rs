@@ -264,7 +264,8 @@ pub fn write_quoted_in(out: &mut String, s: &[u8], bytes: bool, budget: &Budget)
             cut += 1;
         }
         let (block, tail) = rest.split_at(cut);
-        budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
+        // Escaping goes a character at a time: a unit per byte.
+        budget.charge_work(block.len() as u64)?;
         write_escaped(out, block);
         rest = tail;
     }

@@ -184,7 +184,7 @@ fn dicts_of_many_entries() {
 #[test]
 fn json_of_large_values() {
     let s = format!(
-        "{}    text = json.encode(xs)\n    long = json.encode('ab' * 500000)\n",
+        "{}    text = json.encode(xs)\n    long = json.encode('ab' * 500000)\n    escaped = json.encode(['a\\n' * 500000])\n    wide = json.encode('aé' * 333333)\n",
         seqs(200_000)
     );
     assert_loop_times_out(&s, "x = json.encode(xs)");
@@ -192,6 +192,9 @@ fn json_of_large_values() {
     assert_loop_times_out(&s, "x = json.decode(text)");
     assert_loop_times_out(&s, "x = json.decode(long)");
     assert_loop_times_out(&s, "x = json.encode(long)");
+    assert_loop_times_out(&s, "x = json.decode(escaped)");
+    assert_loop_times_out(&s, "x = json.decode(wide)");
+    assert_loop_times_out(&s, "x = json.indent(escaped)");
     assert_loop_times_out(&s, "x = json.indent(text)");
     assert_loop_times_out(&s, "x = json.indent(text, indent='        ')");
 }

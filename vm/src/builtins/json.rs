@@ -68,9 +68,9 @@ fn text_blocks(s: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Appends `s` as a JSON string. A long `s` is read and escaped block by
-/// block with the work of each charged to `budget` (twice: one pass decides
-/// the escaping style, one escapes); a short one's output is charged by
-/// the encoder with the rest of its output.
+/// block with the work of each charged to `budget` (one pass decides the
+/// escaping style, one escapes); a short one's output is charged by the
+/// encoder with the rest of its output.
 fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
     if s.len() <= WORK_BLOCK {
         let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
@@ -89,7 +89,8 @@ fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
     }
     out.push('"');
     for block in text_blocks(s) {
-        budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
+        // Escaping goes a character at a time: a unit per byte.
+        budget.charge_work(block.len() as u64)?;
         quote_block(out, block, printable_ascii);
     }
     out.push('"');
@@ -365,6 +366,10 @@ impl<'h> Decoder<'h, '_> {
                 let mut closed = false;
                 let mut j = self.i + 1;
                 while j < bytes.len() {
+                    if j.is_multiple_of(WORK_BLOCK) {
+                        // The scan goes a byte at a time: a unit per byte.
+                        self.th.budget.charge_work(WORK_BLOCK as u64)?;
+                    }
                     let c = bytes[j];
                     if c == b'\\' {
                         safe = false;
@@ -388,10 +393,8 @@ impl<'h> Decoder<'h, '_> {
                 if safe {
                     return Ok(heap.str_in_arena(&lit[1..lit.len() - 1])?);
                 }
-                match unquote(lit) {
-                    Ok(text) => Ok(heap.str(&text)?),
-                    Err(m) => fail(m),
-                }
+                let text = unquote(lit, self.th.budget)?;
+                Ok(heap.str(&text)?)
             }
             b'n' if rest.starts_with("null") => {
                 self.i += 4;
@@ -514,7 +517,7 @@ impl<'h> Decoder<'h, '_> {
 /// Go's `json.Unmarshal` of a quoted string literal (with its quotes):
 /// escapes, surrogate pairs (a lone surrogate becomes U+FFFD), and Go's
 /// scanner messages for malformed input.
-fn unquote(lit: &str) -> std::result::Result<String, String> {
+fn unquote(lit: &str, budget: &Budget) -> D<String> {
     let body = &lit[1..lit.len() - 1];
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
@@ -542,7 +545,13 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
             }
             Ok(v)
         };
+    let mut read = 0usize;
     while let Some(c) = chars.next() {
+        read += 1;
+        if read.is_multiple_of(WORK_BLOCK) {
+            // Decoding goes a character at a time: a unit per character.
+            budget.charge_work(WORK_BLOCK as u64)?;
+        }
         match c {
             '\\' => match chars.next() {
                 Some('"') => out.push('"'),
@@ -554,7 +563,7 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
                 Some('r') => out.push('\r'),
                 Some('t') => out.push('\t'),
                 Some('u') => {
-                    let u = hex4(&mut chars)?;
+                    let u = hex4(&mut chars).map_err(Fail::Syntax)?;
                     if (0xD800..0xDC00).contains(&u) {
                         // A high surrogate pairs only with `\u` + low.
                         let mut look = chars.clone();
@@ -574,15 +583,15 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
                     }
                 }
                 Some(c) => {
-                    return Err(format!(
+                    return fail(format!(
                         "invalid character {} in string escape code",
                         scanner_char(c)
                     ))
                 }
-                None => return Err("unexpected end of JSON input".into()),
+                None => return fail("unexpected end of JSON input".into()),
             },
             c if (c as u32) < 0x20 => {
-                return Err(format!(
+                return fail(format!(
                     "invalid character {} in string literal",
                     scanner_char(c)
                 ))
@@ -857,6 +866,11 @@ impl Indenter<'_> {
         let start = self.i;
         let mut i = self.i + 1;
         loop {
+            // The scan goes a byte at a time: a unit per byte. A failed
+            // charge reads as the time limit after the walk, as in `value`.
+            if i.is_multiple_of(WORK_BLOCK) && self.budget.charge_work(WORK_BLOCK as u64).is_err() {
+                return Err(TOO_BIG.into());
+            }
             let Some(&c) = s.get(i) else {
                 return Err(EOF.into());
             };
