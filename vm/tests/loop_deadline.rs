@@ -198,7 +198,7 @@ fn dicts_of_many_entries() {
 #[test]
 fn json_of_large_values() {
     let s = format!(
-        "{}    text = json.encode(xs)\n    long = json.encode('ab' * 500000)\n    escaped = json.encode(['a\\n' * 500000])\n    wide = json.encode('aé' * 333333)\n",
+        "{}    text = json.encode(xs)\n    long = json.encode('ab' * 500000)\n    escaped = json.encode(['a\\n' * 500000])\n    wide = json.encode('aé' * 333333)\n    spaced = '[' + ' ' * 1000000 + '1]'\n",
         seqs(200_000)
     );
     assert_loop_times_out(&s, "x = json.encode(xs)");
@@ -209,6 +209,8 @@ fn json_of_large_values() {
     assert_loop_times_out(&s, "x = json.decode(escaped)");
     assert_loop_times_out(&s, "x = json.decode(wide)");
     assert_loop_times_out(&s, "x = json.indent(escaped)");
+    assert_loop_times_out(&s, "x = json.decode(spaced)");
+    assert_loop_times_out(&s, "x = json.indent(spaced)");
     assert_loop_times_out(&s, "x = json.indent(text)");
     assert_loop_times_out(&s, "x = json.indent(text, indent='        ')");
 }

@@ -334,19 +334,24 @@ fn fail<T>(msg: String) -> D<T> {
 }
 
 impl<'h> Decoder<'h, '_> {
-    fn skip_space(&mut self) -> bool {
+    /// Skips white space; whether anything follows it. A long run is
+    /// charged as it is skipped (a unit per byte).
+    fn skip_space(&mut self) -> D<bool> {
         let b = self.s.as_bytes();
         while self.i < b.len() {
             if !matches!(b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
-                return true;
+                return Ok(true);
             }
             self.i += 1;
+            if self.i.is_multiple_of(WORK_BLOCK) {
+                self.th.budget.charge_work(WORK_BLOCK as u64)?;
+            }
         }
-        false
+        Ok(false)
     }
 
     fn next(&mut self) -> D<u8> {
-        if self.skip_space() {
+        if self.skip_space()? {
             Ok(self.s.as_bytes()[self.i])
         } else {
             fail("unexpected end of file".into())
@@ -632,7 +637,7 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         steps: 0,
     };
     let r = d.parse(0).and_then(|v| {
-        if d.skip_space() {
+        if d.skip_space()? {
             let c = d.s.as_bytes()[d.i];
             fail(format!("unexpected character {} after value", go_char(c)))
         } else {
@@ -698,15 +703,23 @@ impl Indenter<'_> {
         Ok(())
     }
 
-    fn skip_space(&mut self) -> Option<u8> {
+    /// Skips white space; the byte that follows it, if any. A long run
+    /// is charged as it is skipped (a unit per byte); a failed charge
+    /// reads as the time limit after the walk, as in `value`.
+    fn skip_space(&mut self) -> std::result::Result<Option<u8>, String> {
         while self.i < self.s.len() {
             let c = self.s[self.i];
             if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(c);
+                return Ok(Some(c));
             }
             self.i += 1;
+            if self.i.is_multiple_of(WORK_BLOCK)
+                && self.budget.charge_work(WORK_BLOCK as u64).is_err()
+            {
+                return Err(TOO_BIG.into());
+            }
         }
-        None
+        Ok(None)
     }
 
     fn value(&mut self, depth: usize) -> I {
@@ -714,7 +727,7 @@ impl Indenter<'_> {
         if args::tick(self.budget, self.steps).is_err() {
             return Err(TOO_BIG.into());
         }
-        let Some(c) = self.skip_space() else {
+        let Some(c) = self.skip_space()? else {
             return Err(EOF.into());
         };
         match c {
@@ -729,7 +742,7 @@ impl Indenter<'_> {
                 };
                 self.out.push(c);
                 self.i += 1;
-                match self.skip_space() {
+                match self.skip_space()? {
                     None => return Err(EOF.into()),
                     Some(x) if x == close => {
                         self.out.push(close);
@@ -741,7 +754,7 @@ impl Indenter<'_> {
                 loop {
                     self.newline(depth + 1)?;
                     if object {
-                        match self.skip_space() {
+                        match self.skip_space()? {
                             None => return Err(EOF.into()),
                             Some(b'"') => self.string()?,
                             Some(x) => {
@@ -751,7 +764,7 @@ impl Indenter<'_> {
                                 ))
                             }
                         }
-                        match self.skip_space() {
+                        match self.skip_space()? {
                             None => return Err(EOF.into()),
                             Some(b':') => {
                                 self.out.extend_from_slice(b": ");
@@ -766,7 +779,7 @@ impl Indenter<'_> {
                     } else {
                         "after array element"
                     };
-                    match self.skip_space() {
+                    match self.skip_space()? {
                         None => return Err(EOF.into()),
                         Some(b',') => {
                             self.out.push(b',');
@@ -937,9 +950,11 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     };
     let mut r = ix.value(0);
     if r.is_ok() {
-        if let Some(c) = ix.skip_space() {
-            r = Err(invalid(c, "after top-level value"));
-        }
+        r = match ix.skip_space() {
+            Ok(Some(c)) => Err(invalid(c, "after top-level value")),
+            Ok(None) => Ok(()),
+            Err(m) => Err(m),
+        };
     }
     th.budget.check_time()?;
     if matches!(&r, Err(m) if m == TOO_BIG) {
