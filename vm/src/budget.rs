@@ -4,8 +4,12 @@
 //! [`Budget`] is what is left of them during one execution. The interpreter
 //! draws steps from the budget in batches ([`Budget::draw_steps`]) so the
 //! hot loop pays one decrement and one compare per instruction, and the
-//! deadline and cancellation flag are checked once per batch and by every
-//! builtin whose work grows with its input ([`Budget::check_time`]).
+//! deadline and cancellation flag are checked once per batch. Builtins and
+//! operators whose work grows with their input charge that work
+//! ([`Budget::charge_work`]): the charges add up across calls, and the clock
+//! is looked at once per [`WORK_CHECK_UNITS`], so a loop of many calls that
+//! each do a little less than a check's worth is bounded as tightly as one
+//! call that does a great deal.
 
 use crate::error::{Error, LimitKind, Result};
 use std::cell::Cell;
@@ -19,6 +23,28 @@ const BUILD_SLOWDOWN: u128 = if cfg!(debug_assertions) { 16 } else { 1 };
 
 /// Instructions run between two checks of the deadline and cancellation.
 pub const CHECK_INTERVAL: u64 = 256;
+
+/// Units of work charged between two looks at the clock (and the
+/// cancellation flag) by [`Budget::charge_work`]. A unit is the cheapest
+/// piece of work that grows with an input: one value copied or compared.
+/// Dearer per-item work charges more units per item (see [`ITEM_UNITS`]),
+/// so that this many units take well under a millisecond even in an
+/// unoptimized build.
+pub const WORK_CHECK_UNITS: u64 = 1 << 14;
+
+/// Units charged for one item of a builtin's loop that does more than copy
+/// or compare it (converts, hashes, formats or inserts it): a look at the
+/// clock every 1,024 such items.
+pub const ITEM_UNITS: u64 = 16;
+
+/// Bytes of text (or other plain bytes) copied or written in bulk that
+/// count as one unit: as many as one value occupies. A loop that handles
+/// text a byte or a character at a time (escaping, decoding) charges a
+/// unit per byte.
+pub const BYTES_PER_UNIT: usize = 16;
+
+/// The most items [`Budget::in_blocks`] hands over at once.
+pub const WORK_BLOCK: usize = 4096;
 
 /// The configured limits of one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +94,8 @@ pub struct Budget {
     native_calls: Cell<u32>,
     intermediate_bytes: Cell<usize>,
     heap_bytes: Cell<usize>,
+    /// Work units charged since the clock was last looked at.
+    work: Cell<u64>,
 }
 
 impl Budget {
@@ -81,6 +109,7 @@ impl Budget {
             native_calls: Cell::new(0),
             intermediate_bytes: Cell::new(0),
             heap_bytes: Cell::new(0),
+            work: Cell::new(0),
             limits,
         }
     }
@@ -130,6 +159,38 @@ impl Budget {
         }
         if Instant::now() >= self.deadline {
             return Err(Error::limit(LimitKind::Time));
+        }
+        Ok(())
+    }
+
+    /// Charges `units` of work done by a builtin or operator (see
+    /// [`WORK_CHECK_UNITS`] for the scale). The charges of all calls add
+    /// up; each time they reach [`WORK_CHECK_UNITS`]
+    /// [`Budget::check_time`] runs, failing with the time limit (or
+    /// cancellation) exactly as the interpreter's own check does, and the
+    /// count restarts if it passes (after a failure, every later charge
+    /// fails too, even where a caller swallowed the error). Between two
+    /// looks at the clock this costs an add and a compare.
+    #[inline]
+    pub fn charge_work(&self, units: u64) -> Result<()> {
+        let total = self.work.get().saturating_add(units);
+        self.work.set(total);
+        if total < WORK_CHECK_UNITS {
+            return Ok(());
+        }
+        self.check_time()?;
+        self.work.set(0);
+        Ok(())
+    }
+
+    /// Runs `f` on consecutive blocks of at most [`WORK_BLOCK`] items of
+    /// `items`, charging each block's length in units before it runs: a
+    /// bulk copy of a long slice is interrupted by the deadline within a
+    /// block.
+    pub fn in_blocks<'a, T>(&self, items: &'a [T], mut f: impl FnMut(&'a [T])) -> Result<()> {
+        for block in items.chunks(WORK_BLOCK) {
+            self.charge_work(block.len() as u64)?;
+            f(block);
         }
         Ok(())
     }
@@ -199,6 +260,7 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn budget(steps: u64) -> Budget {
         let limits = Limits {
@@ -232,6 +294,65 @@ mod tests {
         b.charge_heap(40).unwrap();
         assert!(b.charge_heap(1).is_err());
         assert_eq!(b.heap_bytes(), 100);
+    }
+
+    fn is_time(r: Result<()>) -> bool {
+        matches!(
+            r.map_err(Error::into_kind),
+            Err(ErrorKind::Limit(LimitKind::Time))
+        )
+    }
+
+    #[test]
+    fn work_charges_add_up_across_calls_before_the_clock_is_read() {
+        // A deadline already past: only a look at the clock can fail.
+        let b = Budget::new(
+            Limits {
+                max_time: Duration::ZERO,
+                ..Limits::default()
+            },
+            Instant::now(),
+            None,
+        );
+        for _ in 0..WORK_CHECK_UNITS / 4 - 1 {
+            b.charge_work(4).unwrap();
+        }
+        b.charge_work(3).unwrap();
+        assert!(is_time(b.charge_work(1)));
+        // A failed look leaves the count full: the next charge looks again.
+        assert!(is_time(b.charge_work(0)));
+        // A passed look restarts the count.
+        let b = budget(1);
+        b.charge_work(WORK_CHECK_UNITS).unwrap();
+        b.charge_work(WORK_CHECK_UNITS - 1).unwrap();
+        b.charge_work(u64::MAX).unwrap();
+        b.charge_work(0).unwrap();
+    }
+
+    #[test]
+    fn blocks_cover_the_items_in_order_and_stop_at_the_deadline() {
+        let items: Vec<u32> = (0..10_000).collect();
+        let b = budget(1);
+        let mut seen = Vec::new();
+        b.in_blocks(&items, |block| {
+            assert!(block.len() <= WORK_BLOCK);
+            seen.extend_from_slice(block);
+        })
+        .unwrap();
+        assert_eq!(seen, items);
+        let late = Budget::new(
+            Limits {
+                max_time: Duration::ZERO,
+                ..Limits::default()
+            },
+            Instant::now(),
+            None,
+        );
+        let many: Vec<u32> = (0..100_000).collect();
+        let mut copied = 0;
+        let got = late.in_blocks(&many, |block| copied += block.len());
+        assert!(is_time(got));
+        assert!(copied < WORK_CHECK_UNITS as usize, "{copied}");
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! dead entry that iteration skips and that a rebuild squeezes out. Small
 //! tables are searched linearly (compare the cached hash first); larger
 //! ones get an open-addressing index of entry positions. Keys are compared
-//! with Starlark equality and hashed with [`crate::ops::hash`], so `1` and
+//! with Starlark equality and hashed with [`crate::ops::hash_in`], so `1` and
 //! `1.0` are the same key.
 
+use crate::budget::Budget;
 use crate::error::Result;
 use crate::heap::Heap;
 use crate::ops;
@@ -27,13 +28,14 @@ struct Entry<'h> {
 }
 
 /// Starlark equality of two keys, with the common kinds (ints, strings)
-/// compared in place.
+/// compared in place; the work of comparing long tuples is charged to
+/// `budget`.
 #[inline]
-fn key_eq<'h>(a: Value<'h>, b: Value<'h>) -> Result<bool> {
+fn key_eq<'h>(budget: &Budget, a: Value<'h>, b: Value<'h>) -> Result<bool> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Ok(x == y),
         (Value::Str(x), Value::Str(y)) => Ok(x.text == y.text),
-        _ => ops::equals(a, b),
+        _ => ops::equals_in(budget, a, b),
     }
 }
 
@@ -70,7 +72,7 @@ impl<'h> DictMap<'h> {
     fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
         if self.index.is_empty() {
             for (i, e) in self.entries.iter().enumerate() {
-                if e.live && e.hash == hash && key_eq(e.key, key)? {
+                if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
                     return Ok(Some(i));
                 }
             }
@@ -84,7 +86,7 @@ impl<'h> DictMap<'h> {
                 return Ok(None);
             }
             let e = &self.entries[pos as usize];
-            if e.live && e.hash == hash && key_eq(e.key, key)? {
+            if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
                 return Ok(Some(pos as usize));
             }
             slot = (slot + 1) & mask;
@@ -112,14 +114,14 @@ impl<'h> DictMap<'h> {
                 .entries
                 .iter()
                 .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text))),
-            _ => self.find(key, ops::hash(key)?),
+            _ => self.find(key, ops::hash_in(self.heap.budget, key)?),
         }
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
     /// was new.
     pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
-        let hash = ops::hash(key)?;
+        let hash = ops::hash_in(self.heap.budget, key)?;
         if let Some(i) = self.find(key, hash)? {
             self.entries[i].value = value;
             return Ok(false);
@@ -166,11 +168,15 @@ impl<'h> DictMap<'h> {
         Ok(Some(v))
     }
 
-    /// Removes and returns the first entry in insertion order.
+    /// Removes and returns the first entry in insertion order. The dead
+    /// entries skipped on the way (up to half the table) are charged as
+    /// work.
     pub fn pop_first(&mut self) -> Result<Option<(Value<'h>, Value<'h>)>> {
-        let Some(e) = self.entries.iter().find(|e| e.live).copied() else {
+        let Some(i) = self.entries.iter().position(|e| e.live) else {
             return Ok(None);
         };
+        self.heap.budget.charge_work(i as u64)?;
+        let e = self.entries[i];
         self.remove(e.key)?;
         Ok(Some((e.key, e.value)))
     }

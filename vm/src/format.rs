@@ -12,7 +12,7 @@
 //! written. Big ints are converted to decimal only when the estimated cost of
 //! that quadratic conversion fits in the time left.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, BYTES_PER_UNIT, ITEM_UNITS, WORK_BLOCK};
 use crate::error::{Error, LimitKind, Result};
 use crate::heap::Heap;
 use crate::value::{BigIntObj, Value};
@@ -21,13 +21,6 @@ use std::fmt::Write as _;
 /// Containers nested deeper than this print `...` in place of their
 /// content, so printing never recurses without bound.
 pub const MAX_REPR_DEPTH: usize = 1000;
-
-/// Elements written between two checks of the deadline.
-const TIME_CHECK_EVERY: u64 = 4096;
-
-/// Output bytes written between two checks of the deadline, so a few huge
-/// elements are checked as often as many small ones.
-pub const TIME_CHECK_BYTES: usize = 64 << 10;
 
 /// Ints with more 32-bit digits than this are converted to decimal only
 /// after their cost is weighed against the time left.
@@ -240,11 +233,49 @@ fn is_go_printable(c: char) -> bool {
 /// Quotes `s` as starlark-go's `repr` does: double quotes, Go escapes,
 /// invalid UTF-8 bytes as `\xXX`; with `bytes`, a `b` prefix.
 pub fn write_quoted(out: &mut String, s: &[u8], bytes: bool) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     if bytes {
         out.push('b');
     }
     out.push('"');
+    write_escaped(out, s);
+    out.push('"');
+}
+
+/// [`write_quoted`] with the work charged to `budget`: a long `s` is
+/// escaped block by block, each block charged before it is written.
+pub fn write_quoted_in(out: &mut String, s: &[u8], bytes: bool, budget: &Budget) -> Result<()> {
+    if s.len() <= WORK_BLOCK {
+        write_quoted(out, s, bytes);
+        return Ok(());
+    }
+    if bytes {
+        out.push('b');
+    }
+    out.push('"');
+    let mut rest = s;
+    while !rest.is_empty() {
+        // A cut before a byte that is not a continuation byte splits no
+        // valid UTF-8 sequence; no valid sequence has more than three
+        // continuation bytes, so a cut after three of them splits none
+        // either (escaping goes byte by byte outside valid sequences).
+        let mut cut = rest.len().min(WORK_BLOCK);
+        let limit = rest.len().min(cut + 3);
+        while cut < limit && rest[cut] & 0xc0 == 0x80 {
+            cut += 1;
+        }
+        let (block, tail) = rest.split_at(cut);
+        // Escaping goes a character at a time: a unit per byte.
+        budget.charge_work(block.len() as u64)?;
+        write_escaped(out, block);
+        rest = tail;
+    }
+    out.push('"');
+    Ok(())
+}
+
+/// The text between the quotes of [`write_quoted`].
+fn write_escaped(out: &mut String, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for chunk in s.utf8_chunks() {
         for c in chunk.valid().chars() {
             match c {
@@ -280,35 +311,36 @@ pub fn write_quoted(out: &mut String, s: &[u8], bytes: bool) {
             out.push(HEX[(b & 0xf) as usize] as char);
         }
     }
-    out.push('"');
 }
 
 // ---------------------------------------------------------------------------
 // repr and str
 
 /// The state of one printing: the containers being printed (for cycles),
-/// the elements written (for deadline checks) and the budget.
+/// the output charged as work so far and the budget.
 struct Printer<'b> {
     budget: &'b Budget,
     path: Vec<*const ()>,
-    written: u64,
-    /// The output length at the last deadline check.
-    checked_len: usize,
+    /// The output length up to which the bytes written are charged.
+    charged_len: usize,
 }
 
 impl Printer<'_> {
+    /// Charges the element about to be written and the bytes written since
+    /// the last charge, so a few huge elements count as much as many small
+    /// ones.
     fn tick(&mut self, out: &str) -> Result<()> {
         if out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        self.written += 1;
-        if self.written.is_multiple_of(TIME_CHECK_EVERY)
-            || out.len().saturating_sub(self.checked_len) >= TIME_CHECK_BYTES
-        {
-            self.checked_len = out.len();
-            self.budget.check_time()?;
-        }
-        Ok(())
+        self.charge_output(out, ITEM_UNITS)
+    }
+
+    /// Charges `extra` units and the bytes written since the last charge.
+    fn charge_output(&mut self, out: &str, extra: u64) -> Result<()> {
+        let units = out.len().saturating_sub(self.charged_len) / BYTES_PER_UNIT;
+        self.charged_len += units * BYTES_PER_UNIT;
+        self.budget.charge_work(extra + units as u64)
     }
 
     fn write(&mut self, out: &mut String, v: Value<'_>) -> Result<()> {
@@ -320,8 +352,8 @@ impl Printer<'_> {
             Value::Int(i) => out.push_str(itoa::Buffer::new().format(i)),
             Value::BigInt(b) => write_bigint(out, b, self.budget)?,
             Value::Float(f) => write_float(out, f, b'g'),
-            Value::Str(s) => write_quoted(out, s.text.as_bytes(), false),
-            Value::Bytes(b) => write_quoted(out, b.bytes, true),
+            Value::Str(s) => write_quoted_in(out, s.text.as_bytes(), false, self.budget)?,
+            Value::Bytes(b) => write_quoted_in(out, b.bytes, true, self.budget)?,
             Value::List(l) => {
                 out.push('[');
                 let id = l as *const _ as *const ();
@@ -439,10 +471,11 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
     let mut p = Printer {
         budget,
         path: Vec::new(),
-        written: 0,
-        checked_len: 0,
+        charged_len: out.len(),
     };
     p.write(out, v)?;
+    // The last element's text, which no later element's tick charged.
+    p.charge_output(out, 0)?;
     if out.len() > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
@@ -642,6 +675,42 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    /// Quoting a long text block by block writes exactly what quoting it
+    /// whole writes, whatever characters (or invalid bytes) the block cuts
+    /// fall among.
+    #[test]
+    fn quoting_in_blocks_matches_quoting_whole() {
+        let mut noise = Vec::with_capacity(20_000);
+        let mut x: u32 = 12_345;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            noise.push((x >> 16) as u8);
+        }
+        let texts: Vec<Vec<u8>> = vec![
+            format!("a{}", "😀".repeat(3000)).into_bytes(),
+            format!("ab{}", "é\n".repeat(5000)).into_bytes(),
+            [
+                &b"xyz"[..],
+                &[0xe2, 0x82, 0x80, 0x80, 0x80, 0x80].repeat(3000),
+            ]
+            .concat(),
+            noise,
+        ];
+        let b = budget();
+        for t in &texts {
+            for shift in 0..4 {
+                let s = &t[shift..];
+                for bytes in [false, true] {
+                    let mut whole = String::new();
+                    write_quoted(&mut whole, s, bytes);
+                    let mut blocks = String::new();
+                    write_quoted_in(&mut blocks, s, bytes, &b).unwrap();
+                    assert_eq!(blocks, whole);
+                }
+            }
+        }
     }
 
     /// `%f` of multiples of 1/64 (printed by the shortcut) and of other

@@ -888,7 +888,12 @@ impl<'h> Thread<'h> {
                     reg!($dst) = Value::Bool($fast(&i, &($k as i64)));
                     continue;
                 }
-                let v = tri!(ops::compare($op, reg!($a), Value::Int($k as i64)));
+                let v = tri!(ops::compare_in(
+                    heap.budget,
+                    $op,
+                    reg!($a),
+                    Value::Int($k as i64)
+                ));
                 reg!($dst) = Value::Bool(v);
             }};
         }
@@ -898,7 +903,7 @@ impl<'h> Thread<'h> {
                     reg!($dst) = Value::Bool($fast(i, j));
                     continue;
                 }
-                let v = tri!(ops::compare($op, rk!($a), rk!($b)));
+                let v = tri!(ops::compare_in(heap.budget, $op, rk!($a), rk!($b)));
                 reg!($dst) = Value::Bool(v);
             }};
         }

@@ -11,8 +11,8 @@
 //! and the total work of one comparison or hash is bounded too, so a shared
 //! (DAG-shaped) structure cannot make one call run unbounded.
 
-use crate::budget::Budget;
-use crate::error::{Error, LimitKind, Result};
+use crate::budget::{Budget, ITEM_UNITS, WORK_BLOCK};
+use crate::error::{Error, ErrorKind, LimitKind, Result};
 use crate::format;
 use crate::heap::Heap;
 use crate::value::{BigIntObj, BytesObj, DictObj, ListObj, RangeObj, TupleObj, Value};
@@ -34,8 +34,10 @@ pub const COMPARE_DEPTH: u32 = 10;
 /// (DAG-shaped) structures reach it: it is more than a full heap holds.
 const WORK_CAP: u64 = 1 << 22;
 
-/// Values visited between two deadline checks when a budget is at hand.
-const WORK_CHECK_EVERY: u64 = 1 << 14;
+/// Values a comparison visits between two charges of its work to the
+/// budget at hand: at most this many less one go uncharged per comparison,
+/// which the step that ran it covers.
+const CMP_CHARGE_EVERY: u64 = 64;
 
 /// starlark-go refuses repetition results of this many elements or more.
 const MAX_REPEAT: u64 = 1 << 30;
@@ -461,10 +463,66 @@ fn repeat_count(n: Value<'_>, elems: usize, budget: &Budget) -> Result<usize> {
     Ok(i as usize)
 }
 
-/// How many copies a repetition makes between two deadline checks: about
-/// 4096 elements' (or bytes') worth.
+/// How many copies a repetition makes per charge of its work: about a
+/// block's worth of elements (or bytes).
 fn repeat_check_every(elems: usize) -> usize {
-    (4096 / elems.max(1)).max(1)
+    (WORK_BLOCK / elems.max(1)).max(1)
+}
+
+/// Charges the work of the copies `i..` of `k` copies of `elems` elements
+/// (or bytes) when copy `i` starts a group of `every`: one charge per group,
+/// made before its copies. An empty copy still counts as one unit.
+fn charge_copies(budget: &Budget, i: usize, k: usize, every: usize, elems: usize) -> Result<()> {
+    if i.is_multiple_of(every) {
+        budget.charge_work(((k - i).min(every) * elems.max(1)) as u64)?;
+    }
+    Ok(())
+}
+
+/// Appends `k` copies of `items` to `out`, charging the work as it goes
+/// (a long `items` is copied in blocks).
+fn repeat_values<'h>(
+    budget: &Budget,
+    out: &mut BumpVec<'h, Value<'h>>,
+    items: &[Value<'h>],
+    k: usize,
+) -> Result<()> {
+    if items.len() >= WORK_BLOCK {
+        for _ in 0..k {
+            budget.in_blocks(items, |b| out.extend_from_slice(b))?;
+        }
+        return Ok(());
+    }
+    let every = repeat_check_every(items.len());
+    for i in 0..k {
+        charge_copies(budget, i, k, every, items.len())?;
+        out.extend_from_slice(items);
+    }
+    Ok(())
+}
+
+/// Appends the values of `items` at `start, start+step, ...` before `end`
+/// (`count` of them) to `out`, charging the work block by block.
+fn copy_slice<'h>(
+    budget: &Budget,
+    out: &mut BumpVec<'h, Value<'h>>,
+    items: &[Value<'h>],
+    (start, end, step): (i64, i64, i64),
+    count: usize,
+) -> Result<()> {
+    if step == 1 {
+        let run = &items[start as usize..end as usize];
+        return budget.in_blocks(run, |b| out.extend_from_slice(b));
+    }
+    let mut at = slice_positions(start, end, step);
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(WORK_BLOCK);
+        budget.charge_work(n as u64)?;
+        out.extend(at.by_ref().take(n).map(|i| items[i]));
+        left -= n;
+    }
+    Ok(())
 }
 
 fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>> {
@@ -475,12 +533,9 @@ fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>>
             let mut out = heap.string_builder(s.text.len() * k)?;
             let every = repeat_check_every(s.text.len());
             for i in 0..k {
-                if i % every == every - 1 {
-                    budget.check_time()?;
-                }
+                charge_copies(budget, i, k, every, s.text.len())?;
                 out.push_str(s.text);
             }
-            budget.check_time()?;
             heap.finish_str(out)
         }
         Value::Bytes(b) => {
@@ -488,40 +543,23 @@ fn repeat<'h>(heap: Heap<'h>, seq: Value<'h>, n: Value<'h>) -> Result<Value<'h>>
             let mut out = byte_vec(heap, b.bytes.len() * k)?;
             let every = repeat_check_every(b.bytes.len());
             for i in 0..k {
-                if i % every == every - 1 {
-                    budget.check_time()?;
-                }
+                charge_copies(budget, i, k, every, b.bytes.len())?;
                 out.extend_from_slice(b.bytes);
             }
-            budget.check_time()?;
             bytes_from_vec(heap, out)
         }
         Value::List(l) => {
             let items = l.items.borrow();
             let k = repeat_count(n, items.len(), budget)?;
             let mut out = heap.vec_with_capacity(items.len() * k)?;
-            let every = repeat_check_every(items.len());
-            for i in 0..k {
-                if i % every == every - 1 {
-                    budget.check_time()?;
-                }
-                out.extend_from_slice(&items);
-            }
+            repeat_values(budget, &mut out, &items, k)?;
             drop(items);
-            budget.check_time()?;
             heap.list_from_vec(out)
         }
         Value::Tuple(t) => {
             let k = repeat_count(n, t.items.len(), budget)?;
             let mut out = heap.vec_with_capacity(t.items.len() * k)?;
-            let every = repeat_check_every(t.items.len());
-            for i in 0..k {
-                if i % every == every - 1 {
-                    budget.check_time()?;
-                }
-                out.extend_from_slice(t.items);
-            }
-            budget.check_time()?;
+            repeat_values(budget, &mut out, t.items, k)?;
             tuple_from_vec(heap, out)
         }
         _ => Err(Error::msg("repeat of a non-sequence")),
@@ -553,15 +591,15 @@ pub fn binary<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Resu
             (List(x), List(y)) => {
                 let (xs, ys) = (x.items.borrow(), y.items.borrow());
                 let mut v = heap.vec_with_capacity(xs.len().saturating_add(ys.len()))?;
-                v.extend_from_slice(&xs);
-                v.extend_from_slice(&ys);
+                heap.budget.in_blocks(&xs, |b| v.extend_from_slice(b))?;
+                heap.budget.in_blocks(&ys, |b| v.extend_from_slice(b))?;
                 drop((xs, ys));
                 heap.list_from_vec(v)
             }
             (Tuple(x), Tuple(y)) => {
                 let mut v = heap.vec_with_capacity(x.items.len() + y.items.len())?;
-                v.extend_from_slice(x.items);
-                v.extend_from_slice(y.items);
+                heap.budget.in_blocks(x.items, |b| v.extend_from_slice(b))?;
+                heap.budget.in_blocks(y.items, |b| v.extend_from_slice(b))?;
                 tuple_from_vec(heap, v)
             }
             _ => Err(unknown_binary(op, a, b)),
@@ -617,18 +655,15 @@ pub fn binary<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Resu
     }
 }
 
-/// Inserts every entry of `from` into `into`, checking the deadline as the
-/// work grows.
+/// Inserts every entry of `from` into `into`, charging the work of each.
 fn dict_add_all<'h>(
     budget: &Budget,
     into: &DictObj<'h>,
     from: &[(Value<'h>, Value<'h>)],
 ) -> Result<()> {
     let mut map = into.map.borrow_mut();
-    for (i, &(k, v)) in from.iter().enumerate() {
-        if i % 4096 == 4095 {
-            budget.check_time()?;
-        }
+    for &(k, v) in from {
+        budget.charge_work(ITEM_UNITS)?;
         map.insert(k, v)?;
     }
     Ok(())
@@ -667,33 +702,47 @@ pub fn inplace_add<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Val
 fn extend_list<'h>(heap: Heap<'h>, x: &ListObj<'h>, from: Value<'h>) -> Result<()> {
     let budget = heap.budget;
     match from {
+        Value::List(y) if std::ptr::eq(x, y) => {
+            // `x += x` reads and grows the same list: copy first.
+            let mut xs = x.items.borrow_mut();
+            let n = xs.len();
+            heap.reserve(&mut xs, n)?;
+            for start in (0..n).step_by(WORK_BLOCK) {
+                let end = (start + WORK_BLOCK).min(n);
+                budget.charge_work((end - start) as u64)?;
+                for i in start..end {
+                    let v = xs[i];
+                    xs.push(v);
+                }
+            }
+        }
         Value::List(y) => {
-            // Copy first: `x += x` reads and grows the same list.
-            let ys: Vec<Value<'h>> = y.items.borrow().to_vec();
+            let ys = y.items.borrow();
             let mut xs = x.items.borrow_mut();
             heap.reserve(&mut xs, ys.len())?;
-            xs.extend_from_slice(&ys);
+            budget.in_blocks(&ys, |b| xs.extend_from_slice(b))?;
         }
         Value::Tuple(t) => {
             let mut xs = x.items.borrow_mut();
             heap.reserve(&mut xs, t.items.len())?;
-            xs.extend_from_slice(t.items);
+            budget.in_blocks(t.items, |b| xs.extend_from_slice(b))?;
         }
         Value::Dict(d) => {
             let keys: Vec<Value<'h>> = d.map.borrow().iter().map(|(k, _)| k).collect();
             let mut xs = x.items.borrow_mut();
             heap.reserve(&mut xs, keys.len())?;
-            xs.extend_from_slice(&keys);
+            budget.in_blocks(&keys, |b| xs.extend_from_slice(b))?;
         }
         Value::Range(r) => {
-            let n = usize::try_from(r.len()).unwrap_or(usize::MAX);
+            let n = r.len();
             let mut xs = x.items.borrow_mut();
-            heap.reserve(&mut xs, n)?;
-            for i in 0..n {
-                if i % 65536 == 65535 {
-                    budget.check_time()?;
-                }
-                xs.push(Value::Int(r.at(i as i64)));
+            heap.reserve(&mut xs, usize::try_from(n).unwrap_or(usize::MAX))?;
+            let mut k = 0;
+            while k < n {
+                let end = (k + WORK_BLOCK as i64).min(n);
+                budget.charge_work((end - k) as u64)?;
+                xs.extend((k..end).map(|i| Value::Int(r.at(i))));
+                k = end;
             }
         }
         _ => {}
@@ -740,8 +789,13 @@ fn contains<'h>(heap: Heap<'h>, container: Value<'h>, needle: Value<'h>) -> Resu
             Ok(false)
         }
         // Like starlark-go, a failed lookup (an unhashable needle) reads as
-        // absent.
-        Value::Dict(d) => Ok(matches!(d.map.borrow().get(needle), Ok(Some(_)))),
+        // absent; the deadline passing while a long key is hashed or
+        // compared does not.
+        Value::Dict(d) => match d.map.borrow().get(needle) {
+            Ok(found) => Ok(found.is_some()),
+            Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => Ok(false),
+            Err(e) => Err(e),
+        },
         Value::Str(s) => match needle {
             Value::Str(n) => Ok(s.text.contains(n.text)),
             _ => Err(Error::msg(format!(
@@ -908,25 +962,42 @@ fn range_equal(x: &RangeObj, y: &RangeObj) -> bool {
 }
 
 /// One comparison: the work done so far and, when known, the budget whose
-/// deadline bounds it.
+/// deadline bounds it (the work is charged to it in small batches).
 struct Cmp<'b> {
     budget: Option<&'b Budget>,
+    /// Work units charged (or, without a budget, counted) so far.
     work: u64,
+    /// Work units not yet charged.
+    pending: u64,
 }
 
 impl<'b> Cmp<'b> {
     fn new(budget: Option<&'b Budget>) -> Cmp<'b> {
-        Cmp { budget, work: 0 }
+        Cmp {
+            budget,
+            work: 0,
+            pending: 0,
+        }
     }
 
+    /// Counts one value visited.
+    #[inline]
     fn tick(&mut self) -> Result<()> {
-        self.work += 1;
-        if self.work.is_multiple_of(WORK_CHECK_EVERY) {
+        self.tick_n(1)
+    }
+
+    /// Counts `units` of work.
+    #[inline]
+    fn tick_n(&mut self, units: u64) -> Result<()> {
+        self.pending += units;
+        if self.pending >= CMP_CHARGE_EVERY {
+            self.work += self.pending;
             match self.budget {
-                Some(b) => b.check_time()?,
+                Some(b) => b.charge_work(self.pending)?,
                 None if self.work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
                 None => {}
             }
+            self.pending = 0;
         }
         Ok(())
     }
@@ -981,9 +1052,14 @@ impl<'b> Cmp<'b> {
                     return Ok(false);
                 }
                 for (k, xv) in dict_entries(x) {
+                    // A lookup (hash and probe) besides the values visited.
+                    self.tick_n(ITEM_UNITS)?;
                     let found = y.map.borrow().get(k);
-                    let Ok(Some(yv)) = found else {
-                        return Ok(false);
+                    let yv = match found {
+                        Ok(Some(yv)) => yv,
+                        Ok(None) => return Ok(false),
+                        Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => return Ok(false),
+                        Err(e) => return Err(e),
                     };
                     if !self.equal(xv, yv, depth - 1)? {
                         return Ok(false);
@@ -1224,13 +1300,25 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
 pub fn hash(v: Value<'_>) -> Result<u32> {
     match v {
         Value::Int(i) => Ok(hash_i64(i)),
-        Value::Tuple(t) => hash_tuple(t.items),
+        Value::Tuple(t) => hash_tuple(t.items, None),
         _ => hash_leaf(v),
     }
 }
 
-/// [`hash`] of a tuple's items.
-fn hash_tuple(items: &[Value<'_>]) -> Result<u32> {
+/// [`hash`], charging the values a tuple's hash visits to `budget`, whose
+/// deadline then bounds the walk.
+#[inline]
+pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
+    match v {
+        Value::Int(i) => Ok(hash_i64(i)),
+        Value::Tuple(t) => hash_tuple(t.items, Some(budget)),
+        _ => hash_leaf(v),
+    }
+}
+
+/// [`hash`] of a tuple's items, its work charged to `budget` when there is
+/// one and capped otherwise.
+fn hash_tuple(items: &[Value<'_>], budget: Option<&Budget>) -> Result<u32> {
     // starlark-go's tuple hash (Python's), computed bottom-up with an
     // explicit stack of (items, next index, accumulator, multiplier).
     struct Frame<'a, 'h> {
@@ -1260,8 +1348,12 @@ fn hash_tuple(items: &[Value<'_>]) -> Result<u32> {
                 .wrapping_add(82520u32.wrapping_add(n.wrapping_add(n)));
         }
         work += 1;
-        if work >= WORK_CAP {
-            return Err(Error::limit(LimitKind::Time));
+        if work.is_multiple_of(CMP_CHARGE_EVERY) {
+            match budget {
+                Some(b) => b.charge_work(CMP_CHARGE_EVERY)?,
+                None if work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
+                None => {}
+            }
         }
         if top.next == top.items.len() {
             let h = top.acc;
@@ -1473,7 +1565,7 @@ pub fn slice<'h>(
         Value::List(l) => {
             let items = l.items.borrow();
             let mut v = heap.vec_with_capacity(count)?;
-            v.extend(slice_positions(start, end, step).map(|i| items[i]));
+            copy_slice(budget, &mut v, &items, (start, end, step), count)?;
             drop(items);
             heap.list_from_vec(v)
         }
@@ -1483,7 +1575,7 @@ pub fn slice<'h>(
                 return Ok(Value::Tuple(heap.alloc(TupleObj { items })?));
             }
             let mut v = heap.vec_with_capacity(count)?;
-            v.extend(slice_positions(start, end, step).map(|i| t.items[i]));
+            copy_slice(budget, &mut v, t.items, (start, end, step), count)?;
             tuple_from_vec(heap, v)
         }
         Value::Range(r) => {

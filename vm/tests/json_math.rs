@@ -127,6 +127,21 @@ fn json_encode_strings() {
 }
 
 #[test]
+fn json_encode_of_long_strings_escapes_them_whole() {
+    // Long strings are escaped block by block: the style is still chosen
+    // by the whole string (a non-ASCII character at the end escapes the
+    // `<` of the first block), and a block cut never splits a character.
+    let html = format!("\"{}é\"", "a\\u003c".repeat(5000));
+    let emoji = format!("\"a{}\"", "😀".repeat(2000));
+    let ascii = format!("\"{}\"", "a\\\"".repeat(3000));
+    check_text(&[
+        ("json.encode('a<' * 5000 + 'é')", &html),
+        ("json.encode('a' + '😀' * 2000)", &emoji),
+        ("json.encode('a\"' * 3000)", &ascii),
+    ]);
+}
+
+#[test]
 fn json_encode_errors() {
     check_err(&[
         (

@@ -11,14 +11,18 @@
 //! the deadline as they go.
 
 use super::Args;
-use crate::budget::Budget;
+use crate::budget::{Budget, ITEM_UNITS, WORK_BLOCK};
 use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::value::{ElemsObj, TupleObj, Value};
 use bumpalo::collections::Vec as BumpVec;
 
-/// Items walked between two deadline checks.
+/// Items walked between two deadline checks by a loop that checks the
+/// clock itself (blocks of a string mapped in place).
 pub const CHECK_EVERY: usize = 1024;
+
+/// Items a loop walks between two charges of their work (see [`tick`]).
+const TICK_BATCH: usize = 16;
 
 /// The arguments of an `UnpackArgs`-style call, by parameter.
 pub struct Unpacked<'h, const N: usize> {
@@ -273,13 +277,6 @@ pub fn for_each<'h>(
     mut f: impl FnMut(usize, Value<'h>) -> Result<bool>,
 ) -> Result<()> {
     let _mark = IterMark::new(v);
-    let tick = |i: usize| {
-        if i % CHECK_EVERY == CHECK_EVERY - 1 {
-            budget.check_time()
-        } else {
-            Ok(())
-        }
-    };
     match v {
         Value::List(l) => {
             let mut i = 0;
@@ -287,7 +284,7 @@ pub fn for_each<'h>(
                 if !f(i, x)? {
                     break;
                 }
-                tick(i)?;
+                tick(budget, i)?;
                 i += 1;
             }
         }
@@ -296,7 +293,7 @@ pub fn for_each<'h>(
                 if !f(i, *x)? {
                     break;
                 }
-                tick(i)?;
+                tick(budget, i)?;
             }
         }
         Value::Dict(d) => {
@@ -310,7 +307,7 @@ pub fn for_each<'h>(
                     if !f(i, k)? {
                         break;
                     }
-                    tick(i)?;
+                    tick(budget, i)?;
                     i += 1;
                 }
             }
@@ -322,7 +319,7 @@ pub fn for_each<'h>(
                 if !f(i, Value::Int(r.at(k)))? {
                     break;
                 }
-                tick(i)?;
+                tick(budget, i)?;
             }
         }
         _ => {
@@ -339,18 +336,25 @@ pub fn for_each<'h>(
 pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>>> {
     let n = iter_len(v);
     let mut out = heap.vec_with_capacity(n)?;
+    let budget = heap.budget;
     match v {
-        Value::List(l) => out.extend_from_slice(&l.items.borrow()),
-        Value::Tuple(t) => out.extend_from_slice(t.items),
-        Value::Elems(e) => out.extend_from_slice(e.items),
-        Value::Dict(d) => out.extend(d.map.borrow().iter().map(|(k, _)| k)),
+        Value::List(l) => budget.in_blocks(&l.items.borrow(), |b| out.extend_from_slice(b))?,
+        Value::Tuple(t) => budget.in_blocks(t.items, |b| out.extend_from_slice(b))?,
+        Value::Elems(e) => budget.in_blocks(e.items, |b| out.extend_from_slice(b))?,
+        Value::Dict(d) => {
+            let map = d.map.borrow();
+            for (i, (k, _)) in map.iter().enumerate() {
+                tick(budget, i)?;
+                out.push(k);
+            }
+        }
         Value::Range(r) => {
             let mut k = 0;
             while k < r.len() {
-                let end = (k + (1 << 12)).min(r.len());
+                let end = (k + WORK_BLOCK as i64).min(r.len());
+                budget.charge_work((end - k) as u64)?;
                 out.extend((k..end).map(|i| Value::Int(r.at(i))));
                 k = end;
-                heap.budget.check_time()?;
             }
         }
         _ => {
@@ -363,11 +367,14 @@ pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>
     Ok(out)
 }
 
-/// Checks the deadline every [`CHECK_EVERY`] steps of a loop at `i`.
+/// Charges the work of a loop at its `i`-th item ([`ITEM_UNITS`] per
+/// item, in batches of a few items): the charges of successive calls add
+/// up, so the clock is looked at every thousand or so items however the
+/// items are spread over calls.
 #[inline]
 pub fn tick(budget: &Budget, i: usize) -> Result<()> {
-    if i % CHECK_EVERY == CHECK_EVERY - 1 {
-        budget.check_time()
+    if i % TICK_BATCH == TICK_BATCH - 1 {
+        budget.charge_work(TICK_BATCH as u64 * ITEM_UNITS)
     } else {
         Ok(())
     }

@@ -145,7 +145,10 @@ fn keys<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("keys", a, 0, 0)?;
     let d = recv(a)?;
     let mut out = th.heap.vec_with_capacity(d.len())?;
-    out.extend(d.map.borrow().iter().map(|(k, _)| k));
+    for (i, (k, _)) in d.map.borrow().iter().enumerate() {
+        args::tick(th.budget, i)?;
+        out.push(k);
+    }
     th.heap.list_from_vec(out)
 }
 
@@ -153,7 +156,10 @@ fn values<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("values", a, 0, 0)?;
     let d = recv(a)?;
     let mut out = th.heap.vec_with_capacity(d.len())?;
-    out.extend(d.map.borrow().iter().map(|(_, v)| v));
+    for (i, (_, v)) in d.map.borrow().iter().enumerate() {
+        args::tick(th.budget, i)?;
+        out.push(v);
+    }
     th.heap.list_from_vec(out)
 }
 

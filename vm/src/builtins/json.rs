@@ -12,6 +12,7 @@
 
 use super::args::{self, positional, unpack, unpack_from};
 use super::{Args, BuiltinFn, ModuleDef, ModuleMember};
+use crate::budget::{Budget, BYTES_PER_UNIT, WORK_BLOCK};
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
@@ -48,10 +49,58 @@ pub static MODULE: ModuleDef = ModuleDef {
 // ---------------------------------------------------------------------------
 // encode
 
-/// Appends `s` as a JSON string.
-fn quote(out: &mut String, s: &str) {
-    let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+/// `s` in consecutive pieces of about [`WORK_BLOCK`] bytes, each cut at a
+/// character boundary.
+fn text_blocks(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = rest.len().min(WORK_BLOCK);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (block, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(block)
+    })
+}
+
+/// Appends `s` as a JSON string. A long `s` is read and escaped block by
+/// block with the work of each charged to `budget` (one pass decides the
+/// escaping style, one escapes); a short one's output is charged by the
+/// encoder with the rest of its output.
+fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
+    if s.len() <= WORK_BLOCK {
+        let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+        out.push('"');
+        quote_block(out, s, printable_ascii);
+        out.push('"');
+        return Ok(());
+    }
+    let mut printable_ascii = true;
+    for block in text_blocks(s) {
+        budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
+        if !block.bytes().all(|b| (0x20..0x80).contains(&b)) {
+            printable_ascii = false;
+            break;
+        }
+    }
     out.push('"');
+    for block in text_blocks(s) {
+        // Escaping goes a character at a time: a unit per byte.
+        budget.charge_work(block.len() as u64)?;
+        quote_block(out, block, printable_ascii);
+    }
+    out.push('"');
+    Ok(())
+}
+
+/// Appends the escaped text of a piece of a string, in Go's
+/// `strconv.Quote` style when the whole string is printable ASCII, in
+/// `json.Marshal`'s otherwise.
+fn quote_block(out: &mut String, s: &str, printable_ascii: bool) {
     if printable_ascii {
         // Go's strconv.Quote: only `"`, `\` and DEL need escapes here.
         for c in s.chars() {
@@ -83,7 +132,6 @@ fn quote(out: &mut String, s: &str) {
             }
         }
     }
-    out.push('"');
 }
 
 struct Encoder<'b> {
@@ -92,21 +140,26 @@ struct Encoder<'b> {
     /// Addresses of the containers being encoded, to detect cycles.
     path: Vec<usize>,
     steps: usize,
-    /// The output length at the last deadline check.
-    checked_len: usize,
+    /// The output length up to which the bytes written are charged.
+    charged_len: usize,
 }
 
 impl Encoder<'_> {
+    /// Charges the bytes written since the last charge, so a few huge
+    /// elements count as much as many small ones.
+    fn charge_output(&mut self) -> Result<()> {
+        let units = (self.out.len() - self.charged_len) / BYTES_PER_UNIT;
+        self.charged_len += units * BYTES_PER_UNIT;
+        self.budget.charge_work(units as u64)
+    }
+
     fn emit(&mut self, x: Value<'_>) -> Result<()> {
         self.steps += 1;
         args::tick(self.budget, self.steps)?;
         if self.out.len() > self.budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        if self.out.len() - self.checked_len >= format::TIME_CHECK_BYTES {
-            self.checked_len = self.out.len();
-            self.budget.check_time()?;
-        }
+        self.charge_output()?;
         let addr = match x {
             Value::List(l) => Some(l as *const _ as usize),
             Value::Dict(d) => Some(d as *const _ as usize),
@@ -146,7 +199,7 @@ impl Encoder<'_> {
                 }
                 format::write_float(&mut self.out, f, b'g');
             }
-            Value::Str(s) => quote(&mut self.out, s.text),
+            Value::Str(s) => quote(&mut self.out, s.text, self.budget)?,
             Value::Dict(d) => {
                 let mut items: Vec<(&str, Value<'_>)> = Vec::with_capacity(d.len());
                 for (k, v) in d.map.borrow().iter() {
@@ -166,7 +219,7 @@ impl Encoder<'_> {
                     if i > 0 {
                         self.out.push(',');
                     }
-                    quote(&mut self.out, k);
+                    quote(&mut self.out, k, self.budget)?;
                     self.out.push(':');
                     self.emit(v).map_err(|e| {
                         let mut key = String::new();
@@ -224,9 +277,11 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         out: String::new(),
         path: Vec::new(),
         steps: 0,
-        checked_len: 0,
+        charged_len: 0,
     };
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
+    // The last element's text, which no later element charged.
+    enc.charge_output()?;
     th.heap.str(&enc.out)
 }
 
@@ -279,19 +334,24 @@ fn fail<T>(msg: String) -> D<T> {
 }
 
 impl<'h> Decoder<'h, '_> {
-    fn skip_space(&mut self) -> bool {
+    /// Skips white space; whether anything follows it. A long run is
+    /// charged as it is skipped (a unit per byte).
+    fn skip_space(&mut self) -> D<bool> {
         let b = self.s.as_bytes();
         while self.i < b.len() {
             if !matches!(b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
-                return true;
+                return Ok(true);
             }
             self.i += 1;
+            if self.i.is_multiple_of(WORK_BLOCK) {
+                self.th.budget.charge_work(WORK_BLOCK as u64)?;
+            }
         }
-        false
+        Ok(false)
     }
 
     fn next(&mut self) -> D<u8> {
-        if self.skip_space() {
+        if self.skip_space()? {
             Ok(self.s.as_bytes()[self.i])
         } else {
             fail("unexpected end of file".into())
@@ -311,6 +371,10 @@ impl<'h> Decoder<'h, '_> {
                 let mut closed = false;
                 let mut j = self.i + 1;
                 while j < bytes.len() {
+                    if j.is_multiple_of(WORK_BLOCK) {
+                        // The scan goes a byte at a time: a unit per byte.
+                        self.th.budget.charge_work(WORK_BLOCK as u64)?;
+                    }
                     let c = bytes[j];
                     if c == b'\\' {
                         safe = false;
@@ -334,10 +398,8 @@ impl<'h> Decoder<'h, '_> {
                 if safe {
                     return Ok(heap.str_in_arena(&lit[1..lit.len() - 1])?);
                 }
-                match unquote(lit) {
-                    Ok(text) => Ok(heap.str(&text)?),
-                    Err(m) => fail(m),
-                }
+                let text = unquote(lit, self.th.budget)?;
+                Ok(heap.str(&text)?)
             }
             b'n' if rest.starts_with("null") => {
                 self.i += 4;
@@ -460,7 +522,7 @@ impl<'h> Decoder<'h, '_> {
 /// Go's `json.Unmarshal` of a quoted string literal (with its quotes):
 /// escapes, surrogate pairs (a lone surrogate becomes U+FFFD), and Go's
 /// scanner messages for malformed input.
-fn unquote(lit: &str) -> std::result::Result<String, String> {
+fn unquote(lit: &str, budget: &Budget) -> D<String> {
     let body = &lit[1..lit.len() - 1];
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
@@ -488,7 +550,13 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
             }
             Ok(v)
         };
+    let mut read = 0usize;
     while let Some(c) = chars.next() {
+        read += 1;
+        if read.is_multiple_of(WORK_BLOCK) {
+            // Decoding goes a character at a time: a unit per character.
+            budget.charge_work(WORK_BLOCK as u64)?;
+        }
         match c {
             '\\' => match chars.next() {
                 Some('"') => out.push('"'),
@@ -500,7 +568,7 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
                 Some('r') => out.push('\r'),
                 Some('t') => out.push('\t'),
                 Some('u') => {
-                    let u = hex4(&mut chars)?;
+                    let u = hex4(&mut chars).map_err(Fail::Syntax)?;
                     if (0xD800..0xDC00).contains(&u) {
                         // A high surrogate pairs only with `\u` + low.
                         let mut look = chars.clone();
@@ -520,15 +588,15 @@ fn unquote(lit: &str) -> std::result::Result<String, String> {
                     }
                 }
                 Some(c) => {
-                    return Err(format!(
+                    return fail(format!(
                         "invalid character {} in string escape code",
                         scanner_char(c)
                     ))
                 }
-                None => return Err("unexpected end of JSON input".into()),
+                None => return fail("unexpected end of JSON input".into()),
             },
             c if (c as u32) < 0x20 => {
-                return Err(format!(
+                return fail(format!(
                     "invalid character {} in string literal",
                     scanner_char(c)
                 ))
@@ -559,6 +627,9 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     if a.positional.is_empty() {
         return Err(Error::msg("json.decode: unexpected keyword argument x"));
     }
+    // The text is read at most once: its bytes are charged up front, its
+    // values as they are parsed.
+    th.budget.charge_work((s.len() / BYTES_PER_UNIT) as u64)?;
     let mut d = Decoder {
         th,
         s,
@@ -566,7 +637,7 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         steps: 0,
     };
     let r = d.parse(0).and_then(|v| {
-        if d.skip_space() {
+        if d.skip_space()? {
             let c = d.s.as_bytes()[d.i];
             fail(format!("unexpected character {} after value", go_char(c)))
         } else {
@@ -615,6 +686,15 @@ impl Indenter<'_> {
         if self.out.len().saturating_add(need) > self.budget.limits.max_heap_bytes {
             return Err(TOO_BIG.into());
         }
+        // A long prefix or indent makes each line dear. A failed charge
+        // reads as the time limit after the walk, as in `value`.
+        if self
+            .budget
+            .charge_work((need / BYTES_PER_UNIT) as u64)
+            .is_err()
+        {
+            return Err(TOO_BIG.into());
+        }
         self.out.push(b'\n');
         self.out.extend_from_slice(self.prefix.as_bytes());
         for _ in 0..depth {
@@ -623,15 +703,23 @@ impl Indenter<'_> {
         Ok(())
     }
 
-    fn skip_space(&mut self) -> Option<u8> {
+    /// Skips white space; the byte that follows it, if any. A long run
+    /// is charged as it is skipped (a unit per byte); a failed charge
+    /// reads as the time limit after the walk, as in `value`.
+    fn skip_space(&mut self) -> std::result::Result<Option<u8>, String> {
         while self.i < self.s.len() {
             let c = self.s[self.i];
             if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(c);
+                return Ok(Some(c));
             }
             self.i += 1;
+            if self.i.is_multiple_of(WORK_BLOCK)
+                && self.budget.charge_work(WORK_BLOCK as u64).is_err()
+            {
+                return Err(TOO_BIG.into());
+            }
         }
-        None
+        Ok(None)
     }
 
     fn value(&mut self, depth: usize) -> I {
@@ -639,7 +727,7 @@ impl Indenter<'_> {
         if args::tick(self.budget, self.steps).is_err() {
             return Err(TOO_BIG.into());
         }
-        let Some(c) = self.skip_space() else {
+        let Some(c) = self.skip_space()? else {
             return Err(EOF.into());
         };
         match c {
@@ -654,7 +742,7 @@ impl Indenter<'_> {
                 };
                 self.out.push(c);
                 self.i += 1;
-                match self.skip_space() {
+                match self.skip_space()? {
                     None => return Err(EOF.into()),
                     Some(x) if x == close => {
                         self.out.push(close);
@@ -666,7 +754,7 @@ impl Indenter<'_> {
                 loop {
                     self.newline(depth + 1)?;
                     if object {
-                        match self.skip_space() {
+                        match self.skip_space()? {
                             None => return Err(EOF.into()),
                             Some(b'"') => self.string()?,
                             Some(x) => {
@@ -676,7 +764,7 @@ impl Indenter<'_> {
                                 ))
                             }
                         }
-                        match self.skip_space() {
+                        match self.skip_space()? {
                             None => return Err(EOF.into()),
                             Some(b':') => {
                                 self.out.extend_from_slice(b": ");
@@ -691,7 +779,7 @@ impl Indenter<'_> {
                     } else {
                         "after array element"
                     };
-                    match self.skip_space() {
+                    match self.skip_space()? {
                         None => return Err(EOF.into()),
                         Some(b',') => {
                             self.out.push(b',');
@@ -791,6 +879,11 @@ impl Indenter<'_> {
         let start = self.i;
         let mut i = self.i + 1;
         loop {
+            // The scan goes a byte at a time: a unit per byte. A failed
+            // charge reads as the time limit after the walk, as in `value`.
+            if i.is_multiple_of(WORK_BLOCK) && self.budget.charge_work(WORK_BLOCK as u64).is_err() {
+                return Err(TOO_BIG.into());
+            }
             let Some(&c) = s.get(i) else {
                 return Err(EOF.into());
             };
@@ -843,6 +936,9 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     };
     let p = positional("json.indent", &bare, 1, 1)?;
     let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or("");
+    // The text is read at most once: its bytes are charged up front, its
+    // values and new lines as they are written.
+    th.budget.charge_work((s.len() / BYTES_PER_UNIT) as u64)?;
     let mut ix = Indenter {
         s: s.as_bytes(),
         i: 0,
@@ -854,9 +950,11 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     };
     let mut r = ix.value(0);
     if r.is_ok() {
-        if let Some(c) = ix.skip_space() {
-            r = Err(invalid(c, "after top-level value"));
-        }
+        r = match ix.skip_space() {
+            Ok(Some(c)) => Err(invalid(c, "after top-level value")),
+            Ok(None) => Ok(()),
+            Err(m) => Err(m),
+        };
     }
     th.budget.check_time()?;
     if matches!(&r, Err(m) if m == TOO_BIG) {

@@ -70,7 +70,7 @@ fn extend<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let items = args::collect(th.heap, x)?;
     let mut v = l.items.borrow_mut();
     th.heap.reserve(&mut v, items.len())?;
-    v.extend_from_slice(&items);
+    th.budget.in_blocks(&items, |b| v.extend_from_slice(b))?;
     Ok(Value::None)
 }
 
@@ -130,12 +130,14 @@ fn insert<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     if i >= n {
         v.push(p[1]);
     } else {
+        // The values after `i` move up by one.
+        th.budget.charge_work((n - i.max(0)) as u64)?;
         v.insert(i.max(0) as usize, p[1]);
     }
     Ok(Value::None)
 }
 
-fn pop<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn pop<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("pop", a, 0, 1)?;
     let l = recv(a)?;
     let n = l.len() as i64;
@@ -158,6 +160,8 @@ fn pop<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     }
     l.check_mutable("pop from")
         .map_err(|e| e.prefixed("pop: "))?;
+    // The values after `i` move down by one.
+    th.budget.charge_work((n - i) as u64)?;
     Ok(l.items.borrow_mut().remove(i as usize))
 }
 
@@ -169,6 +173,7 @@ fn remove<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let mut i = 0;
     while let Some(x) = l.get(i) {
         if ops::equals_in(th.budget, x, p[0]).map_err(|e| e.prefixed("remove: "))? {
+            th.budget.charge_work((l.len() - i) as u64)?;
             l.items.borrow_mut().remove(i);
             return Ok(Value::None);
         }

@@ -633,6 +633,8 @@ fn reversed<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("reversed", a, 1, 1)?;
     let x = pos("reversed", p, 0, args::want_iterable)?.unwrap_or(Value::None);
     let mut items = collect(th.heap, x)?;
+    // Reversing moves each value once more: as much work as collecting.
+    th.budget.charge_work(items.len() as u64)?;
     items.reverse();
     th.heap.list_from_vec(items)
 }

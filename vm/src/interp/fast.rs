@@ -257,7 +257,7 @@ impl<'h> Thread<'h> {
             ($dst:expr, $a:expr, $b:expr, $f:expr, $op:expr) => {{
                 let t = match (rk_ref!($a), rk_ref!($b)) {
                     (Value::Int(i), Value::Int(j)) => $f(i, j),
-                    (x, y) => tri!(cold_compare($op, *x, *y)),
+                    (x, y) => tri!(cold_compare(heap, $op, *x, *y)),
                 };
                 compared!($dst, t)
             }};
@@ -266,7 +266,7 @@ impl<'h> Thread<'h> {
             ($dst:expr, $a:expr, $k:expr, $f:expr, $op:expr) => {{
                 let t = match reg!($a) {
                     Value::Int(i) => $f(&i, &($k as i64)),
-                    x => tri!(cold_compare($op, x, Value::Int($k as i64))),
+                    x => tri!(cold_compare(heap, $op, x, Value::Int($k as i64))),
                 };
                 compared!($dst, t)
             }};
@@ -676,8 +676,8 @@ fn cold_concat<'h>(heap: Heap<'h>, a: &str, b: &str) -> Result<Value<'h>> {
 
 #[cold]
 #[inline(never)]
-fn cold_compare<'h>(op: BinOp, a: Value<'h>, b: Value<'h>) -> Result<bool> {
-    ops::compare(op, a, b)
+fn cold_compare<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Result<bool> {
+    ops::compare_in(heap.budget, op, a, b)
 }
 
 impl<'h> Thread<'h> {
