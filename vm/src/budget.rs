@@ -5,7 +5,9 @@
 //! draws steps from the budget in batches ([`Budget::draw_steps`]) so the
 //! hot loop pays one decrement and one compare per instruction, and the
 //! deadline and cancellation flag are checked once per batch and by every
-//! builtin whose work grows with its input ([`Budget::check_time`]).
+//! builtin whose work grows with its input: such a builtin charges its work
+//! in bytes as it goes ([`Budget::charge_work`]), which looks at the clock
+//! after every [`WORK_CHECK_BYTES`] bytes.
 
 use crate::error::{Error, LimitKind, Result};
 use std::cell::Cell;
@@ -19,6 +21,12 @@ const BUILD_SLOWDOWN: u128 = if cfg!(debug_assertions) { 16 } else { 1 };
 
 /// Instructions run between two checks of the deadline and cancellation.
 pub const CHECK_INTERVAL: u64 = 256;
+
+/// Bytes of builtin work between two looks at the clock by
+/// [`Budget::charge_work`]: small enough that an unoptimized build scans
+/// them in well under a millisecond, large enough that the clock costs
+/// nothing next to the work.
+pub const WORK_CHECK_BYTES: usize = 64 << 10;
 
 /// The configured limits of one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +76,8 @@ pub struct Budget {
     native_calls: Cell<u32>,
     intermediate_bytes: Cell<usize>,
     heap_bytes: Cell<usize>,
+    /// Work charged since the clock was last looked at.
+    work: Cell<usize>,
 }
 
 impl Budget {
@@ -81,6 +91,7 @@ impl Budget {
             native_calls: Cell::new(0),
             intermediate_bytes: Cell::new(0),
             heap_bytes: Cell::new(0),
+            work: Cell::new(0),
             limits,
         }
     }
@@ -132,6 +143,24 @@ impl Budget {
             return Err(Error::limit(LimitKind::Time));
         }
         Ok(())
+    }
+
+    /// Charges `bytes` of work a builtin is about to do (bytes scanned,
+    /// compared, hashed or written; a value slot of a container counts as
+    /// its 16 bytes), and checks the deadline and cancellation once
+    /// [`WORK_CHECK_BYTES`] have accumulated since the last check. A
+    /// builtin whose work grows with its input does it in pieces of at
+    /// most [`WORK_CHECK_BYTES`], charging each before doing it, so that
+    /// no more than one piece runs past the deadline.
+    #[inline]
+    pub fn charge_work(&self, bytes: usize) -> Result<()> {
+        let w = self.work.get().saturating_add(bytes);
+        if w < WORK_CHECK_BYTES {
+            self.work.set(w);
+            return Ok(());
+        }
+        self.work.set(0);
+        self.check_time()
     }
 
     /// Admits one uninterruptible piece of work (a big-int multiplication,
@@ -232,6 +261,19 @@ mod tests {
         b.charge_heap(40).unwrap();
         assert!(b.charge_heap(1).is_err());
         assert_eq!(b.heap_bytes(), 100);
+    }
+
+    #[test]
+    fn charged_work_looks_at_the_clock_every_check_interval() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let b = Budget::new(Limits::default(), Instant::now(), Some(flag.clone()));
+        flag.store(true, Ordering::Relaxed);
+        // Below the interval the clock (and the flag) is not looked at.
+        b.charge_work(WORK_CHECK_BYTES - 1).unwrap();
+        assert!(b.charge_work(1).is_err());
+        // The count restarts after a look.
+        b.charge_work(WORK_CHECK_BYTES / 2).unwrap();
+        assert!(b.charge_work(usize::MAX).is_err());
     }
 
     #[test]
