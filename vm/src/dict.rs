@@ -112,14 +112,26 @@ impl<'h> DictMap<'h> {
                 .entries
                 .iter()
                 .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text))),
-            _ => self.find(key, ops::hash(key)?),
+            _ => self.find(key, self.key_hash(key)?),
+        }
+    }
+
+    /// [`ops::hash`] of a key, a long string hashed in pieces charged to
+    /// the budget as work.
+    #[inline]
+    fn key_hash(&self, key: Value<'h>) -> Result<u32> {
+        match key {
+            Value::Str(s) if s.text.len() > crate::budget::WORK_CHECK_BYTES => {
+                ops::hash_str(self.heap.budget, s.text)
+            }
+            _ => ops::hash(key),
         }
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
     /// was new.
     pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
-        let hash = ops::hash(key)?;
+        let hash = self.key_hash(key)?;
         if let Some(i) = self.find(key, hash)? {
             self.entries[i].value = value;
             return Ok(false);
@@ -233,7 +245,7 @@ impl<'h> DictMap<'h> {
         self.live == self.entries.len()
             && keys.len() == self.live
             && self.entries.iter().all(|e| match (e.key, keys.next()) {
-                (Value::Str(k), Some(t)) => k.text == t,
+                (Value::Str(k), Some(t)) => k.text == t.as_bytes(),
                 _ => false,
             })
     }

@@ -49,12 +49,13 @@ pub static MODULE: ModuleDef = ModuleDef {
 // encode
 
 /// Appends `s` as a JSON string.
-fn quote(out: &mut String, s: &str) {
-    let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+fn quote(out: &mut String, s: &[u8]) {
+    let printable_ascii = s.iter().all(|b| (0x20..0x80).contains(b));
     out.push('"');
     if printable_ascii {
         // Go's strconv.Quote: only `"`, `\` and DEL need escapes here.
-        for c in s.chars() {
+        for &b in s {
+            let c = b as char;
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
@@ -63,8 +64,13 @@ fn quote(out: &mut String, s: &str) {
             }
         }
     } else {
-        // Go's json.Marshal (HTML-safe).
-        for c in s.chars() {
+        // Go's json.Marshal (HTML-safe), which writes an invalid byte as
+        // the escape of U+FFFD.
+        for (_, n, c) in crate::text::runes(s) {
+            if crate::text::is_invalid(c, n) {
+                out.push_str("\\ufffd");
+                continue;
+            }
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
@@ -148,7 +154,7 @@ impl Encoder<'_> {
             }
             Value::Str(s) => quote(&mut self.out, s.text),
             Value::Dict(d) => {
-                let mut items: Vec<(&str, Value<'_>)> = Vec::with_capacity(d.len());
+                let mut items: Vec<(&[u8], Value<'_>)> = Vec::with_capacity(d.len());
                 for (k, v) in d.map.borrow().iter() {
                     match k {
                         Value::Str(s) => items.push((s.text, v)),
@@ -170,7 +176,7 @@ impl Encoder<'_> {
                     self.out.push(':');
                     self.emit(v).map_err(|e| {
                         let mut key = String::new();
-                        format::write_quoted(&mut key, k.as_bytes(), false);
+                        format::write_quoted(&mut key, k, false);
                         e.prefixed(&format!("in dict key {key}: "))
                     })?;
                 }
@@ -554,7 +560,16 @@ fn scanner_char(c: char) -> String {
 
 fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let u = unpack("json.decode", a, ["x", "default"], 1)?;
-    let s = u.conv(0, args::want_str)?.unwrap_or("");
+    let s = u.conv(0, args::want_str)?.unwrap_or(b"");
+    // Text with invalid bytes is decoded with U+FFFD in their place.
+    let s: &'h str = match std::str::from_utf8(s) {
+        Ok(t) => t,
+        Err(_) => {
+            let t = crate::text::lossy(s);
+            th.heap.charge(t.len())?;
+            th.heap.bump.alloc_str(&t)
+        }
+    };
     let dflt = u.get(1);
     if a.positional.is_empty() {
         return Err(Error::msg("json.decode: unexpected keyword argument x"));
@@ -834,15 +849,17 @@ impl Indenter<'_> {
 
 fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let u = unpack_from("json.indent", &[], a.named, ["prefix", "indent"], 0)?;
-    let prefix = u.conv(0, args::want_str)?.unwrap_or("");
-    let ind = u.conv(1, args::want_str)?.unwrap_or("\t");
+    let prefix = crate::text::lossy(u.conv(0, args::want_str)?.unwrap_or(b""));
+    let ind = crate::text::lossy(u.conv(1, args::want_str)?.unwrap_or(b"\t"));
+    let (prefix, ind) = (&*prefix, &*ind);
     let bare = Args {
         recv: None,
         positional: a.positional,
         named: &[],
     };
     let p = positional("json.indent", &bare, 1, 1)?;
-    let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or("");
+    let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or(b"");
+    let s = &*crate::text::lossy(s);
     let mut ix = Indenter {
         s: s.as_bytes(),
         i: 0,
@@ -869,5 +886,5 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let trimmed = s.trim_end_matches([' ', '\t', '\n', '\r']);
     ix.out.extend_from_slice(&s.as_bytes()[trimmed.len()..]);
     let text = String::from_utf8_lossy(&ix.out);
-    th.heap.str(&text)
+    th.heap.str(text.as_bytes())
 }
