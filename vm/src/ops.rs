@@ -1467,8 +1467,12 @@ pub fn slice<'h>(
                 return heap.str_in_arena(&b[start as usize..end as usize]);
             }
             let mut v = byte_vec(heap, count)?;
-            budget.charge_work(count)?;
-            v.extend(slice_positions(start, end, step).map(|i| b[i]));
+            for (k, i) in slice_positions(start, end, step).enumerate() {
+                if k % crate::budget::WORK_CHECK_BYTES == 0 {
+                    budget.charge_work(crate::budget::WORK_CHECK_BYTES)?;
+                }
+                v.push(b[i]);
+            }
             heap.str_in_arena(v.into_bump_slice())
         }
         Value::Bytes(b) => {

@@ -215,11 +215,17 @@ fn title<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     })
 }
 
-fn all_chars<'h>(a: &Args<'h, '_>, name: &str, f: impl Fn(char) -> bool) -> R<'h> {
+fn all_chars<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, f: impl Fn(char) -> bool) -> R<'h> {
     positional(name, a, 0, 0)?;
     let s = recv(a)?;
     // An invalid byte is U+FFFD, which no predicate here accepts.
-    Ok(Value::Bool(!s.is_empty() && runes(s).all(|(_, _, c)| f(c))))
+    for (_, n, c) in runes(s) {
+        th.budget.charge_work(n)?;
+        if !f(c) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(!s.is_empty()))
 }
 
 /// Go's `unicode.IsDigit`: general category Nd (so `"²"` is not a digit).
@@ -242,52 +248,54 @@ fn is_letter(c: char) -> bool {
             ))
 }
 
-fn isalnum<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalnum", |c| is_letter(c) || is_digit(c))
+fn isalnum<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isalnum", |c| is_letter(c) || is_digit(c))
 }
 
-fn isalpha<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalpha", is_letter)
+fn isalpha<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isalpha", is_letter)
 }
 
-fn isdigit<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isdigit", is_digit)
+fn isdigit<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isdigit", is_digit)
 }
 
-fn isspace<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isspace", char::is_whitespace)
+fn isspace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isspace", char::is_whitespace)
 }
 
-fn islower<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn islower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("islower", a, 0, 0)?;
     let s = recv(a)?;
-    Ok(Value::Bool(cased_and_fixed(s, to_lower)))
+    Ok(Value::Bool(cased_and_fixed(th, s, to_lower)?))
 }
 
 /// starlark-go's `isCasedString(s) && s == map(s)`: an invalid byte makes
 /// the mapping differ (it writes U+FFFD there).
-fn cased_and_fixed(s: &[u8], map: fn(char) -> char) -> bool {
+fn cased_and_fixed(th: &Thread<'_>, s: &[u8], map: fn(char) -> char) -> Result<bool> {
     let mut cased = false;
     for (_, n, c) in runes(s) {
+        th.budget.charge_work(n)?;
         if is_invalid(c, n) || map(c) != c {
-            return false;
+            return Ok(false);
         }
         cased |= is_cased(c);
     }
-    cased
+    Ok(cased)
 }
 
-fn isupper<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn isupper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("isupper", a, 0, 0)?;
     let s = recv(a)?;
-    Ok(Value::Bool(cased_and_fixed(s, to_upper)))
+    Ok(Value::Bool(cased_and_fixed(th, s, to_upper)?))
 }
 
-fn istitle<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn istitle<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("istitle", a, 0, 0)?;
     let s = recv(a)?;
     let (mut cased, mut prev_cased) = (false, false);
-    for (_, _, c) in runes(s) {
+    for (_, n, c) in runes(s) {
+        th.budget.charge_work(n)?;
         // As starlark-go: ASCII capitals and titlecase letters (Lt) start a
         // word, lowercase letters (Ll) continue one, and any other uppercase
         // letter (Lu, e.g. `É`) makes the string not a title.
