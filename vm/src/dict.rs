@@ -108,10 +108,16 @@ impl<'h> DictMap<'h> {
     /// key, which fails if it is unhashable.
     fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
         match key {
-            Value::Str(k) if self.index.is_empty() => Ok(self
-                .entries
-                .iter()
-                .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text))),
+            Value::Str(k) if self.index.is_empty() => {
+                if k.text.len() > 64 {
+                    // At most one full comparison per entry of equal length.
+                    self.heap.budget.charge_work(k.text.len())?;
+                }
+                Ok(self
+                    .entries
+                    .iter()
+                    .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)))
+            }
             _ => self.find(key, self.key_hash(key)?),
         }
     }
