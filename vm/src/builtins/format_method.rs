@@ -48,9 +48,7 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         if out.len() > max {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        th.budget
-            .charge_work(fmt.len().min(crate::budget::WORK_CHECK_BYTES))?;
-        let Some(i) = fmt.find_byte(b'{') else {
+        let Some(i) = crate::text::find(th.budget, fmt, b"{")? else {
             literal(&mut out, fmt)?;
             break;
         };
