@@ -806,8 +806,10 @@ fn elem_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("elem_ords", a, 0, 0)?;
     let s = recv(a)?;
     let mut out = th.heap.vec_with_capacity(s.len())?;
-    th.budget.charge_work(s.len())?;
-    out.extend(s.iter().map(|b| Value::Int(*b as i64)));
+    for piece in s.chunks(crate::budget::WORK_CHECK_BYTES / 16) {
+        th.budget.charge_work(piece.len() * 16)?;
+        out.extend(piece.iter().map(|b| Value::Int(*b as i64)));
+    }
     th.heap.elems(a.recv(), ElemsKind::StrElemOrds, &out)
 }
 
@@ -830,8 +832,10 @@ fn codepoint_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("codepoint_ords", a, 0, 0)?;
     let s = recv(a)?;
     let mut out = th.heap.vec_with_capacity(text::rune_count(s, th.budget)?)?;
-    th.budget.charge_work(s.len())?;
-    out.extend(runes(s).map(|(_, _, c)| Value::Int(c as i64)));
+    for (_, n, c) in runes(s) {
+        th.budget.charge_work(n)?;
+        out.push(Value::Int(c as i64));
+    }
     th.heap.elems(a.recv(), ElemsKind::StrCodepointOrds, &out)
 }
 
