@@ -46,6 +46,12 @@ pub const BYTES_PER_UNIT: usize = 16;
 /// The most items [`Budget::in_blocks`] hands over at once.
 pub const WORK_BLOCK: usize = 4096;
 
+/// The largest piece of byte work (a search, a copy, a hash of a long
+/// string) done between two charges of [`Budget::charge_bytes`]: long
+/// texts are worked on in windows of this size, each charged before it is
+/// done, so that at most one window runs past the deadline.
+pub const WORK_CHECK_BYTES: usize = 64 << 10;
+
 /// The configured limits of one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -181,6 +187,14 @@ impl Budget {
         self.check_time()?;
         self.work.set(0);
         Ok(())
+    }
+
+    /// Charges `bytes` bytes of work scanned, compared, hashed or copied in
+    /// bulk (at [`BYTES_PER_UNIT`] bytes a unit, at least one unit for any
+    /// work), through [`Budget::charge_work`].
+    #[inline]
+    pub fn charge_bytes(&self, bytes: usize) -> Result<()> {
+        self.charge_work(bytes.div_ceil(BYTES_PER_UNIT) as u64)
     }
 
     /// Runs `f` on consecutive blocks of at most [`WORK_BLOCK`] items of
@@ -353,6 +367,20 @@ mod tests {
         let got = late.in_blocks(&many, |block| copied += block.len());
         assert!(is_time(got));
         assert!(copied < WORK_CHECK_UNITS as usize, "{copied}");
+    }
+
+    #[test]
+    fn charged_bytes_are_units_of_work_and_any_work_counts() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let b = Budget::new(Limits::default(), Instant::now(), Some(flag.clone()));
+        flag.store(true, Ordering::Relaxed);
+        // Below the interval the clock (and the flag) is not looked at.
+        let bytes = (WORK_CHECK_UNITS as usize - 2) * BYTES_PER_UNIT;
+        b.charge_bytes(bytes).unwrap();
+        // One byte is a whole unit.
+        b.charge_bytes(1).unwrap();
+        assert!(b.charge_bytes(1).is_err());
+        assert!(b.charge_bytes(usize::MAX).is_err());
     }
 
     #[test]

@@ -398,7 +398,12 @@ fn convert(
             }
             (Data::Float(f), float_len(f))
         }
-        Value::Str(s) => (Data::Str(s.text.to_string()), json_str_len(s.text)),
+        Value::Str(s) => {
+            // Invalid bytes become U+FFFD, as Go's JSON encoder writes them.
+            let t = crate::text::lossy(s.text);
+            let len = json_str_len(&t);
+            (Data::Str(t.into_owned()), len)
+        }
         Value::List(l) => {
             let items = l.items.borrow();
             let mut out = Vec::with_capacity(items.len());
@@ -445,11 +450,9 @@ fn convert(
                         k.type_name()
                     )));
                 };
-                len = len.saturating_add(json_str_len(k.text));
-                out.push((
-                    k.text.to_string(),
-                    convert(x, depth + 1, max, budget, walk)?,
-                ));
+                let k = crate::text::lossy(k.text);
+                len = len.saturating_add(json_str_len(&k));
+                out.push((k.into_owned(), convert(x, depth + 1, max, budget, walk)?));
             }
             (Data::Map(out), len)
         }

@@ -110,10 +110,16 @@ impl<'h> DictMap<'h> {
     /// key, which fails if it is unhashable.
     fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
         match key {
-            Value::Str(k) if self.index.is_empty() => Ok(self
-                .entries
-                .iter()
-                .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text))),
+            Value::Str(k) if self.index.is_empty() => {
+                if k.text.len() > 64 {
+                    // At most one full comparison per entry of equal length.
+                    self.heap.budget.charge_bytes(k.text.len())?;
+                }
+                Ok(self
+                    .entries
+                    .iter()
+                    .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)))
+            }
             _ => self.find(key, ops::hash_in(self.heap.budget, key)?),
         }
     }
@@ -239,7 +245,7 @@ impl<'h> DictMap<'h> {
         self.live == self.entries.len()
             && keys.len() == self.live
             && self.entries.iter().all(|e| match (e.key, keys.next()) {
-                (Value::Str(k), Some(t)) => k.text == t,
+                (Value::Str(k), Some(t)) => k.text == t.as_bytes(),
                 _ => false,
             })
     }

@@ -352,7 +352,7 @@ impl Printer<'_> {
             Value::Int(i) => out.push_str(itoa::Buffer::new().format(i)),
             Value::BigInt(b) => write_bigint(out, b, self.budget)?,
             Value::Float(f) => write_float(out, f, b'g'),
-            Value::Str(s) => write_quoted_in(out, s.text.as_bytes(), false, self.budget)?,
+            Value::Str(s) => write_quoted_in(out, s.text, false, self.budget)?,
             Value::Bytes(b) => write_quoted_in(out, b.bytes, true, self.budget)?,
             Value::List(l) => {
                 out.push('[');
@@ -482,18 +482,27 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
     Ok(())
 }
 
-/// Appends `str(v)` to `out`: a string's own text, otherwise its `repr`.
-pub fn write_str(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()> {
+/// Appends `str(v)` to `out`: a string's own bytes, otherwise its `repr`.
+pub fn write_str(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()> {
     match v {
         Value::Str(s) => {
             if out.len().saturating_add(s.text.len()) > budget.limits.max_heap_bytes {
                 return Err(Error::limit(LimitKind::HeapBytes));
             }
-            out.push_str(s.text);
+            budget.charge_bytes(s.text.len())?;
+            out.extend_from_slice(s.text);
             Ok(())
         }
-        _ => write_repr(out, v, budget),
+        _ => write_repr_bytes(out, v, budget),
     }
+}
+
+/// [`write_repr`] onto bytes.
+pub fn write_repr_bytes(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()> {
+    let mut s = String::new();
+    write_repr(&mut s, v, budget)?;
+    out.extend_from_slice(s.as_bytes());
+    Ok(())
 }
 
 /// `repr(v)` as a new Rust string (for error messages and builtins).
@@ -545,9 +554,10 @@ fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) ->
 /// `format % args`: starlark-go's string interpolation with the
 /// conversions `s r d i o x X e E f F g G c %` and `%(key)s` keys; no flags,
 /// widths or precisions.
-pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Value<'h>> {
+pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Value<'h>> {
+    use bstr::ByteSlice;
     let budget = heap.budget;
-    let mut out = String::with_capacity(format.len());
+    let mut out: Vec<u8> = Vec::with_capacity(format.len());
     let nargs = match args {
         Value::Tuple(t) => t.items.len(),
         _ => 1,
@@ -558,19 +568,19 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
         if out.len() > budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        let Some(i) = rest.find('%') else {
-            out.push_str(rest);
+        let Some(i) = crate::text::find(budget, rest, b"%")? else {
+            out.extend_from_slice(rest);
             break;
         };
-        out.push_str(&rest[..i]);
+        out.extend_from_slice(&rest[..i]);
         rest = &rest[i + 1..];
-        if let Some(r) = rest.strip_prefix('%') {
-            out.push('%');
+        if let Some(r) = rest.strip_prefix(b"%") {
+            out.push(b'%');
             rest = r;
             continue;
         }
-        let arg = if let Some(r) = rest.strip_prefix('(') {
-            let Some(j) = r.find(')') else {
+        let arg = if let Some(r) = rest.strip_prefix(b"(") {
+            let Some(j) = r.find_byte(b')') else {
                 return Err(Error::msg("incomplete format key"));
             };
             let key = &r[..j];
@@ -581,7 +591,10 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
             // starlark-go, any would read as "not found".
             let found = d.map.borrow().get(heap.str(key)?).ok().flatten();
             let Some(v) = found else {
-                return Err(Error::msg(format!("key not found: {key}")));
+                return Err(Error::msg(format!(
+                    "key not found: {}",
+                    crate::text::lossy(key)
+                )));
             };
             rest = &r[j + 1..];
             v
@@ -594,20 +607,28 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
                 _ => args,
             }
         };
-        let Some(conv) = rest.chars().next() else {
+        // The conversion is one byte (Go shows a non-ASCII one as the
+        // character of that code).
+        let Some(&conv) = rest.first() else {
             return Err(Error::msg("incomplete format"));
         };
+        let conv = conv as char;
         match conv {
             's' | 'r' => match arg {
-                Value::Str(s) if conv == 's' => out.push_str(s.text),
-                _ => write_repr(&mut out, arg, budget)?,
+                Value::Str(s) if conv == 's' => {
+                    budget.charge_bytes(s.text.len())?;
+                    out.extend_from_slice(s.text)
+                }
+                _ => write_repr_bytes(&mut out, arg, budget)?,
             },
             'd' | 'i' | 'o' | 'x' | 'X' => {
                 let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
                     let msg = e.message().unwrap_or_default().to_string();
                     Error::msg(format!("%{conv} format requires integer: {msg}"))
                 })?;
-                write_int_radix(&mut out, n, conv as u8, budget)?;
+                let mut t = String::new();
+                write_int_radix(&mut t, n, conv as u8, budget)?;
+                out.extend_from_slice(t.as_bytes());
             }
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
                 let Some(f) = crate::ops::as_float(arg) else {
@@ -616,7 +637,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
                         arg.type_name()
                     )));
                 };
-                write_float(&mut out, f, conv as u8);
+                let mut t = String::new();
+                write_float(&mut t, f, conv as u8);
+                out.extend_from_slice(t.as_bytes());
             }
             'c' => match arg {
                 Value::Int(_) | Value::BigInt(_) => {
@@ -631,17 +654,16 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
                         return Err(Error::msg(msg));
                     };
                     // Surrogates are not chars; Go writes U+FFFD for them.
-                    out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                    let c = char::from_u32(code).unwrap_or('\u{FFFD}');
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                 }
-                Value::Str(s) => {
-                    let mut chars = s.text.chars();
-                    match (chars.next(), chars.next()) {
-                        (Some(c), None) => out.push(c),
-                        _ => {
-                            return Err(Error::msg("%c format requires a single-character string"))
-                        }
+                Value::Str(s) => match crate::text::decode(s.text) {
+                    // One character (an invalid byte is U+FFFD, written so).
+                    (c, n) if n > 0 && n == s.text.len() => {
+                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes())
                     }
-                }
+                    _ => return Err(Error::msg("%c format requires a single-character string")),
+                },
                 _ => {
                     return Err(Error::msg(format!(
                         "%c format requires int or single-character string, not {}",
@@ -649,10 +671,10 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
                     )))
                 }
             },
-            '%' => out.push('%'),
+            '%' => out.push(b'%'),
             _ => return Err(Error::msg(format!("unknown conversion %{conv}"))),
         }
-        rest = &rest[conv.len_utf8()..];
+        rest = &rest[1..];
         index += 1;
     }
     // The reference (starlark-ref) makes no exception for a mapping here:
@@ -888,10 +910,10 @@ mod tests {
         assert_eq!(repr(t, &b).unwrap(), "([1, [...]], 2)");
         let pair = heap.list(&[a, a]).unwrap();
         assert_eq!(repr(pair, &b).unwrap(), "[[1, [...]], [1, [...]]]");
-        let mut out = String::new();
+        let mut out = Vec::new();
         write_str(&mut out, s, &b).unwrap();
         write_str(&mut out, t1, &b).unwrap();
-        assert_eq!(out, "a(1,)");
+        assert_eq!(out, b"a(1,)");
         let r = heap
             .alloc(crate::value::RangeObj {
                 start: 0,
@@ -955,7 +977,7 @@ mod tests {
     }
 
     fn pct<'h>(heap: Heap<'h>, f: &str, arg: Value<'h>) -> std::result::Result<String, String> {
-        match percent(heap, f, arg) {
+        match percent(heap, f.as_bytes(), arg) {
             Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
             Err(e) => Err(e.message().unwrap_or("limit").to_string()),
         }

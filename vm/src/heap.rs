@@ -9,7 +9,7 @@ use crate::budget::Budget;
 use crate::dict::DictMap;
 use crate::error::Result;
 use crate::value::*;
-use bumpalo::collections::{String as BumpString, Vec as BumpVec};
+use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use num_bigint::BigInt;
 use std::cell::{Cell, RefCell};
@@ -40,44 +40,49 @@ impl<'h> Heap<'h> {
         Ok(self.bump.alloc(v))
     }
 
-    /// A string value holding a copy of `s`.
-    pub fn str(&self, s: &str) -> Result<Value<'h>> {
+    /// A string value holding a copy of `s` (text or any bytes).
+    pub fn str<S: AsRef<[u8]> + ?Sized>(&self, s: &S) -> Result<Value<'h>> {
+        let s = s.as_ref();
         self.charge(s.len() + size_of::<StrObj>())?;
-        let text = self.bump.alloc_str(s);
+        let text = self.bump.alloc_slice_copy(s);
         Ok(Value::Str(self.bump.alloc(StrObj { text })))
     }
 
     /// A string value holding `a` followed by `b`, charged like a builder
     /// of their total length plus the string object.
-    pub fn concat(&self, a: &str, b: &str) -> Result<Value<'h>> {
+    pub fn concat(&self, a: &[u8], b: &[u8]) -> Result<Value<'h>> {
         let total = a.len().saturating_add(b.len());
         self.charge(total)?;
+        if total > 1024 {
+            self.budget.charge_bytes(total)?;
+        }
         self.charge(size_of::<StrObj>())?;
-        let buf = self.bump.alloc_slice_fill_copy(total, 0u8);
-        let (head, tail) = buf.split_at_mut(a.len());
-        head.copy_from_slice(a.as_bytes());
-        tail.copy_from_slice(b.as_bytes());
-        // SAFETY: two valid UTF-8 strings one after the other are valid
-        // UTF-8.
-        let text = unsafe { std::str::from_utf8_unchecked(buf) };
-        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+        // Copied, not filled first: two memcpy calls even unoptimized.
+        let mut buf = BumpVec::with_capacity_in(total, self.bump);
+        buf.extend_from_slice_copy(a);
+        buf.extend_from_slice_copy(b);
+        Ok(Value::Str(self.bump.alloc(StrObj {
+            text: buf.into_bump_slice(),
+        })))
     }
 
-    /// A string value for text that already lives in the arena.
-    pub fn str_in_arena(&self, text: &'h str) -> Result<Value<'h>> {
+    /// A string value for bytes that already live in the arena.
+    pub fn str_in_arena<S: AsRef<[u8]> + ?Sized>(&self, text: &'h S) -> Result<Value<'h>> {
         self.charge(size_of::<StrObj>())?;
-        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+        Ok(Value::Str(self.bump.alloc(StrObj {
+            text: text.as_ref(),
+        })))
     }
 
     /// A string builder of `capacity` bytes, charged up front.
-    pub fn string_builder(&self, capacity: usize) -> Result<BumpString<'h>> {
+    pub fn string_builder(&self, capacity: usize) -> Result<StrBuf<'h>> {
         self.charge(capacity)?;
-        Ok(BumpString::with_capacity_in(capacity, self.bump))
+        Ok(StrBuf(BumpVec::with_capacity_in(capacity, self.bump)))
     }
 
     /// Finishes a builder made by [`Heap::string_builder`].
-    pub fn finish_str(&self, s: BumpString<'h>) -> Result<Value<'h>> {
-        self.str_in_arena(s.into_bump_str())
+    pub fn finish_str(&self, s: StrBuf<'h>) -> Result<Value<'h>> {
+        self.str_in_arena(s.0.into_bump_slice())
     }
 
     /// A bytes value holding a copy of `b`.
@@ -205,5 +210,31 @@ impl<'h> Heap<'h> {
         self.alloc(CellObj {
             value: Cell::new(v),
         })
+    }
+}
+
+/// The bytes of a string being built in the arena (strings hold any
+/// bytes, as in starlark-go).
+pub struct StrBuf<'h>(pub BumpVec<'h, u8>);
+
+impl StrBuf<'_> {
+    /// Appends text or bytes.
+    #[inline]
+    pub fn push_str<S: AsRef<[u8]> + ?Sized>(&mut self, s: &S) {
+        self.0.extend_from_slice_copy(s.as_ref());
+    }
+
+    /// Appends the UTF-8 encoding of `c`.
+    #[inline]
+    pub fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }

@@ -473,7 +473,7 @@ impl<'h> Thread<'h> {
                         )))
                     }
                     Some(d) => {
-                        let key = self.heap.str_in_arena(k)?;
+                        let key = self.heap.str_in_arena(*k)?;
                         if !d.map.borrow_mut().insert(key, *v)? {
                             return Err(Error::msg(format!(
                                 "function {name} got multiple values for parameter {}",
@@ -667,7 +667,15 @@ impl<'h> Thread<'h> {
             };
             for (k, v) in d.map.borrow().iter() {
                 match k {
-                    Value::Str(s) => named.push((s.text, v)),
+                    // Names are text; a key with invalid bytes (which no
+                    // parameter has) goes on with U+FFFD in their place.
+                    Value::Str(s) => named.push((
+                        match std::str::from_utf8(s.text) {
+                            Ok(t) => t,
+                            Err(_) => self.heap.bump.alloc_str(&crate::text::lossy(s.text)),
+                        },
+                        v,
+                    )),
                     _ => {
                         return Err(Error::msg(format!(
                             "keywords must be strings, not {}",

@@ -21,6 +21,7 @@ pub mod heap;
 pub mod interp;
 pub mod opcode;
 pub mod ops;
+pub mod text;
 pub mod value;
 pub mod verify;
 

@@ -601,7 +601,7 @@ impl Code<'_> {
             Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
             Some(Value::Int(i)) => i.to_string(),
             Some(Value::Float(f)) => format!("{f:?}"),
-            Some(Value::Str(s)) => format!("{:?}", s.text),
+            Some(Value::Str(s)) => format!("{:?}", bstr::BStr::new(s.text)),
             Some(v) => format!("<{}>", v.type_name()),
             None => format!("k{k}?"),
         }

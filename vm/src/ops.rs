@@ -185,16 +185,6 @@ pub fn len(v: Value<'_>) -> Option<usize> {
     }
 }
 
-/// A string value for bytes cut out of a string. Our strings are UTF-8, so
-/// a cut through a multi-byte character becomes U+FFFD (starlark-go keeps
-/// the raw byte).
-pub fn str_from_bytes<'h>(heap: Heap<'h>, b: &[u8]) -> Result<Value<'h>> {
-    match std::str::from_utf8(b) {
-        Ok(s) => heap.str(s),
-        Err(_) => heap.str(&String::from_utf8_lossy(b)),
-    }
-}
-
 fn bytes_from_vec<'h>(heap: Heap<'h>, v: BumpVec<'h, u8>) -> Result<Value<'h>> {
     let bytes = v.into_bump_slice();
     Ok(Value::Bytes(heap.alloc(BytesObj { bytes })?))
@@ -797,7 +787,9 @@ fn contains<'h>(heap: Heap<'h>, container: Value<'h>, needle: Value<'h>) -> Resu
             Err(e) => Err(e),
         },
         Value::Str(s) => match needle {
-            Value::Str(n) => Ok(s.text.contains(n.text)),
+            Value::Str(n) => {
+                Ok(n.text.is_empty() || crate::text::find(budget, s.text, n.text)?.is_some())
+            }
             _ => Err(Error::msg(format!(
                 "'in <string>' requires string as left operand, not {}",
                 needle.type_name()
@@ -1005,7 +997,10 @@ impl<'b> Cmp<'b> {
     /// starlark-go's `Equal`: strings compare without a depth check.
     fn top_equal<'h>(&mut self, a: Value<'h>, b: Value<'h>) -> Result<bool> {
         if let Value::Str(x) = a {
-            return Ok(matches!(b, Value::Str(y) if x.text == y.text));
+            return match b {
+                Value::Str(y) => crate::text::eq(self.budget, x.text, y.text),
+                _ => Ok(false),
+            };
         }
         self.equal(a, b, COMPARE_DEPTH)
     }
@@ -1021,7 +1016,7 @@ impl<'b> Cmp<'b> {
         Ok(match (a, b) {
             (Value::None, Value::None) => true,
             (Value::Bool(x), Value::Bool(y)) => x == y,
-            (Value::Str(x), Value::Str(y)) => x.text == y.text,
+            (Value::Str(x), Value::Str(y)) => crate::text::eq(self.budget, x.text, y.text)?,
             (Value::Bytes(x), Value::Bytes(y)) => x.bytes == y.bytes,
             (Value::List(x), Value::List(y)) => {
                 if x.len() != y.len() {
@@ -1093,7 +1088,12 @@ impl<'b> Cmp<'b> {
         }
         match (a, b) {
             (Value::Bool(x), Value::Bool(y)) => Ok(x.cmp(&y)),
-            (Value::Str(x), Value::Str(y)) => Ok(x.text.as_bytes().cmp(y.text.as_bytes())),
+            (Value::Str(x), Value::Str(y)) => {
+                if let Some(b) = self.budget {
+                    b.charge_bytes(x.text.len().min(y.text.len()))?;
+                }
+                Ok(x.text.cmp(y.text))
+            }
             (Value::Bytes(x), Value::Bytes(y)) => Ok(x.bytes.cmp(y.bytes)),
             (Value::List(x), Value::List(y)) => {
                 let mut i = 0;
@@ -1266,6 +1266,20 @@ fn hash_float(f: f64) -> u32 {
     }
 }
 
+/// [`hash`] of a string, hashed in pieces of [`crate::budget::WORK_CHECK_BYTES`]
+/// charged to `budget` as work (the same value: the hasher takes whole
+/// words, and the pieces are whole words but the last).
+pub fn hash_str(budget: &Budget, b: &[u8]) -> Result<u32> {
+    use std::hash::Hasher;
+    let mut h = FastHasher(hash_seed());
+    h.write_usize(b.len());
+    for piece in b.chunks(crate::budget::WORK_CHECK_BYTES) {
+        budget.charge_bytes(piece.len())?;
+        h.write(piece);
+    }
+    Ok(fold(h.finish()))
+}
+
 /// The hash of a non-tuple value, or its unhashable error.
 fn hash_leaf(v: Value<'_>) -> Result<u32> {
     let addr = |p: *const ()| fold(hash_state().hash_one(p as usize));
@@ -1275,7 +1289,7 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
         Value::Int(i) => hash_i64(i),
         Value::BigInt(b) => hash_big(b),
         Value::Float(f) => hash_float(f),
-        Value::Str(s) => fold(hash_state().hash_one(s.text.as_bytes())),
+        Value::Str(s) => fold(hash_state().hash_one(s.text)),
         Value::Bytes(b) => fold(hash_state().hash_one(b.bytes)),
         Value::List(_) => return Err(Error::msg("unhashable type: list")),
         Value::Dict(_) => return Err(Error::msg("unhashable type: dict")),
@@ -1305,13 +1319,14 @@ pub fn hash(v: Value<'_>) -> Result<u32> {
     }
 }
 
-/// [`hash`], charging the values a tuple's hash visits to `budget`, whose
-/// deadline then bounds the walk.
+/// [`hash`], charging the values a tuple's hash visits and the bytes of a
+/// long string to `budget`, whose deadline then bounds the work.
 #[inline]
 pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
     match v {
         Value::Int(i) => Ok(hash_i64(i)),
         Value::Tuple(t) => hash_tuple(t.items, Some(budget)),
+        Value::Str(s) if s.text.len() > crate::budget::WORK_CHECK_BYTES => hash_str(budget, s.text),
         _ => hash_leaf(v),
     }
 }
@@ -1377,7 +1392,8 @@ pub fn starlark_hash(v: Value<'_>) -> Result<i64> {
     match v {
         Value::Str(s) => {
             let mut h: i32 = 0;
-            for c in s.text.chars() {
+            // An invalid byte counts as U+FFFD, as Go decodes it.
+            for (_, _, c) in crate::text::runes(s.text) {
                 h = h.wrapping_mul(31).wrapping_add(c as i32);
             }
             Ok(h as i64)
@@ -1418,11 +1434,9 @@ pub fn index<'h>(heap: Heap<'h>, x: Value<'h>, i: Value<'h>) -> Result<Value<'h>
         }
         Value::Str(s) => {
             let k = to_index(i, s.text.len(), "string", budget)?;
-            match s.text.get(k..k + 1) {
-                // An ASCII byte: share the arena text.
-                Some(one) => heap.str_in_arena(one),
-                None => str_from_bytes(heap, &s.text.as_bytes()[k..k + 1]),
-            }
+            // One byte, possibly of a multi-byte character: share the
+            // arena bytes.
+            heap.str_in_arena(&s.text[k..k + 1])
         }
         Value::Bytes(b) => {
             let k = to_index(i, b.bytes.len(), "bytes", budget)?;
@@ -1541,17 +1555,18 @@ pub fn slice<'h>(
     } as usize;
     match x {
         Value::Str(s) => {
-            let b = s.text.as_bytes();
+            let b = s.text;
             if step == 1 {
-                let (a, z) = (start as usize, end as usize);
-                if s.text.is_char_boundary(a) && s.text.is_char_boundary(z) {
-                    return heap.str_in_arena(&s.text[a..z]);
-                }
-                return str_from_bytes(heap, &b[a..z]);
+                return heap.str_in_arena(&b[start as usize..end as usize]);
             }
-            let mut v = Vec::with_capacity(count);
-            v.extend(slice_positions(start, end, step).map(|i| b[i]));
-            str_from_bytes(heap, &v)
+            let mut v = byte_vec(heap, count)?;
+            for (k, i) in slice_positions(start, end, step).enumerate() {
+                if k % crate::budget::WORK_CHECK_BYTES == 0 {
+                    budget.charge_bytes(crate::budget::WORK_CHECK_BYTES)?;
+                }
+                v.push(b[i]);
+            }
+            heap.str_in_arena(v.into_bump_slice())
         }
         Value::Bytes(b) => {
             if step == 1 {
@@ -2097,8 +2112,9 @@ mod tests {
                 t.idx(Value::None, I(0)),
                 "ERR unhandled index operation NoneType[int]"
             );
-            // A cut through a multi-byte character (starlark-go: "\xc3").
-            assert_eq!(t.idx(t.s("é"), I(0)), "\"\u{fffd}\"");
+            // A cut through a multi-byte character is its raw byte.
+            assert_eq!(t.idx(t.s("é"), I(0)), "\"\\xc3\"");
+            assert_eq!(t.idx(t.s("é"), I(-1)), "\"\\xa9\"");
             let _ = b;
         })
     }

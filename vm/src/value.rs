@@ -121,9 +121,10 @@ impl<'h> Value<'h> {
         }
     }
 
+    /// The text of a string that is valid UTF-8 (names, keys).
     pub fn as_str(&self) -> Option<&'h str> {
         match *self {
-            Value::Str(s) => Some(s.text),
+            Value::Str(s) => std::str::from_utf8(s.text).ok(),
             _ => None,
         }
     }
@@ -148,9 +149,10 @@ impl BigIntObj<'_> {
     }
 }
 
-/// An immutable string (UTF-8 text; Starlark strings index by byte).
+/// An immutable string: any bytes, as in starlark-go (usually UTF-8 text,
+/// but indexing and slicing can cut a character into its bytes).
 pub struct StrObj<'h> {
-    pub text: &'h str,
+    pub text: &'h [u8],
 }
 
 /// An immutable byte string.

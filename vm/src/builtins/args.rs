@@ -171,7 +171,9 @@ pub fn pos<'h, T>(
 // ---------------------------------------------------------------------------
 // Converters: the per-argument checks of starlark-go's `UnpackArg`.
 
-pub fn want_str<'h>(v: Value<'h>) -> std::result::Result<&'h str, String> {
+/// A string argument: its bytes (see [`crate::text`] for reading them as
+/// text).
+pub fn want_str<'h>(v: Value<'h>) -> std::result::Result<&'h [u8], String> {
     match v {
         Value::Str(s) => Ok(s.text),
         _ => Err(format!("got {}, want string", v.type_name())),

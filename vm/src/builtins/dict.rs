@@ -97,7 +97,7 @@ pub fn update_dict<'h>(
     }
     let before = d.len();
     for (k, v) in named {
-        let key = th.heap.str_in_arena(k)?;
+        let key = th.heap.str_in_arena(*k)?;
         set_key(d, key, *v)?;
     }
     if d.len() < before + named.len() {

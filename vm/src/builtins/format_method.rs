@@ -8,25 +8,27 @@ use super::Args;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
+use crate::text::lossy;
 use crate::value::Value;
+use bstr::ByteSlice;
 
 /// Appends `lit` with `}}` read as `}`, refusing a lone `}`.
-fn literal(out: &mut String, mut lit: &str) -> Result<()> {
-    while let Some(j) = lit.find('}') {
-        if lit.as_bytes().get(j + 1) != Some(&b'}') {
+fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
+    while let Some(j) = lit.find_byte(b'}') {
+        if lit.get(j + 1) != Some(&b'}') {
             return Err(Error::msg("format: single '}' in format"));
         }
-        out.push_str(&lit[..=j]);
+        out.extend_from_slice(&lit[..=j]);
         lit = &lit[j + 2..];
     }
-    out.push_str(lit);
+    out.extend_from_slice(lit);
     Ok(())
 }
 
 /// starlark-go's `decimal`: all ASCII digits, without overflow.
-fn decimal(s: &str) -> Option<usize> {
+fn decimal(s: &[u8]) -> Option<usize> {
     let mut x: usize = 0;
-    for b in s.bytes() {
+    for &b in s {
         if !b.is_ascii_digit() {
             return None;
         }
@@ -40,35 +42,35 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let args = a.positional;
     let (mut auto, mut manual) = (false, false);
     let mut index = 0;
-    let mut out = String::with_capacity(fmt.len());
+    let mut out: Vec<u8> = Vec::with_capacity(fmt.len());
     let max = th.budget.limits.max_heap_bytes;
     loop {
         if out.len() > max {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        let Some(i) = fmt.find('{') else {
+        let Some(i) = crate::text::find(th.budget, fmt, b"{")? else {
             literal(&mut out, fmt)?;
             break;
         };
         literal(&mut out, &fmt[..i])?;
-        if fmt.as_bytes().get(i + 1) == Some(&b'{') {
-            out.push('{');
+        if fmt.get(i + 1) == Some(&b'{') {
+            out.push(b'{');
             fmt = &fmt[i + 2..];
             continue;
         }
         fmt = &fmt[i + 1..];
-        let Some(close) = fmt.find('}') else {
+        let Some(close) = fmt.find_byte(b'}') else {
             return Err(Error::msg("format: unmatched '{' in format"));
         };
         let field = &fmt[..close];
         fmt = &fmt[close + 1..];
-        let (name, conv, spec) = match field.split_once('!') {
-            None => match field.split_once(':') {
-                None => (field, "s", ""),
-                Some((n, s)) => (n, "s", s),
+        let (name, conv, spec): (&[u8], &[u8], &[u8]) = match field.split_once_str("!") {
+            None => match field.split_once_str(":") {
+                None => (field, b"s", b""),
+                Some((n, s)) => (n, b"s", s),
             },
-            Some((n, rest)) => match rest.split_once(':') {
-                None => (n, rest, ""),
+            Some((n, rest)) => match rest.split_once_str(":") {
+                None => (n, rest, b""),
                 Some((c, s)) => (n, c, s),
             },
         };
@@ -92,9 +94,10 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
                 None => return Err(Error::msg("format: tuple index out of range")),
             }
         } else {
-            match a.named.iter().find(|(k, _)| *k == name) {
+            match a.named.iter().find(|(k, _)| k.as_bytes() == name) {
                 Some((_, v)) => *v,
                 None => {
+                    let name = lossy(name);
                     return Err(Error::msg(if name.contains('.') {
                         format!("format: attribute syntax x.y is not supported in replacement fields: {name}")
                     } else if name.contains('[') {
@@ -103,21 +106,22 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
                         "format: nested replacement fields not supported".to_string()
                     } else {
                         format!("format: keyword {name} not found")
-                    }))
+                    }));
                 }
             }
         };
         if !spec.is_empty() {
             return Err(Error::msg(format!(
-                "format spec features not supported in replacement fields: {spec}"
+                "format spec features not supported in replacement fields: {}",
+                lossy(spec)
             )));
         }
         match conv {
-            "s" => write_str(&mut out, arg, th)?,
-            "r" => format::write_repr(&mut out, arg, th.budget)?,
+            b"s" => write_str(&mut out, arg, th)?,
+            b"r" => format::write_repr_bytes(&mut out, arg, th.budget)?,
             _ => {
                 let mut q = String::new();
-                format::write_quoted(&mut q, conv.as_bytes(), false);
+                format::write_quoted(&mut q, conv, false);
                 return Err(Error::msg(format!("format: unknown conversion {q}")));
             }
         }

@@ -49,17 +49,20 @@ pub static MODULE: ModuleDef = ModuleDef {
 // ---------------------------------------------------------------------------
 // encode
 
-/// `s` in consecutive pieces of about [`WORK_BLOCK`] bytes, each cut at a
-/// character boundary.
-fn text_blocks(s: &str) -> impl Iterator<Item = &str> {
+/// `s` in consecutive pieces of about [`WORK_BLOCK`] bytes, none cut
+/// inside a UTF-8 sequence (a cut moves past at most three continuation
+/// bytes: a fourth cannot belong to the sequence before it).
+fn text_blocks(s: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = s;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
         let mut cut = rest.len().min(WORK_BLOCK);
-        while !rest.is_char_boundary(cut) {
+        let mut moved = 0;
+        while cut < rest.len() && rest[cut] & 0xC0 == 0x80 && moved < 3 {
             cut += 1;
+            moved += 1;
         }
         let (block, tail) = rest.split_at(cut);
         rest = tail;
@@ -67,13 +70,18 @@ fn text_blocks(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Whether `b` is a printable ASCII byte.
+fn printable(b: &u8) -> bool {
+    (0x20..0x80).contains(b)
+}
+
 /// Appends `s` as a JSON string. A long `s` is read and escaped block by
 /// block with the work of each charged to `budget` (one pass decides the
 /// escaping style, one escapes); a short one's output is charged by the
 /// encoder with the rest of its output.
-fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
+fn quote(out: &mut String, s: &[u8], budget: &Budget) -> Result<()> {
     if s.len() <= WORK_BLOCK {
-        let printable_ascii = s.bytes().all(|b| (0x20..0x80).contains(&b));
+        let printable_ascii = s.iter().all(printable);
         out.push('"');
         quote_block(out, s, printable_ascii);
         out.push('"');
@@ -82,7 +90,7 @@ fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
     let mut printable_ascii = true;
     for block in text_blocks(s) {
         budget.charge_work((block.len() / BYTES_PER_UNIT) as u64)?;
-        if !block.bytes().all(|b| (0x20..0x80).contains(&b)) {
+        if !block.iter().all(printable) {
             printable_ascii = false;
             break;
         }
@@ -100,10 +108,11 @@ fn quote(out: &mut String, s: &str, budget: &Budget) -> Result<()> {
 /// Appends the escaped text of a piece of a string, in Go's
 /// `strconv.Quote` style when the whole string is printable ASCII, in
 /// `json.Marshal`'s otherwise.
-fn quote_block(out: &mut String, s: &str, printable_ascii: bool) {
+fn quote_block(out: &mut String, s: &[u8], printable_ascii: bool) {
     if printable_ascii {
         // Go's strconv.Quote: only `"`, `\` and DEL need escapes here.
-        for c in s.chars() {
+        for &b in s {
+            let c = b as char;
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
@@ -112,8 +121,13 @@ fn quote_block(out: &mut String, s: &str, printable_ascii: bool) {
             }
         }
     } else {
-        // Go's json.Marshal (HTML-safe).
-        for c in s.chars() {
+        // Go's json.Marshal (HTML-safe), which writes an invalid byte as
+        // the escape of U+FFFD.
+        for (_, n, c) in crate::text::runes(s) {
+            if crate::text::is_invalid(c, n) {
+                out.push_str("\\ufffd");
+                continue;
+            }
             match c {
                 '"' => out.push_str("\\\""),
                 '\\' => out.push_str("\\\\"),
@@ -201,7 +215,7 @@ impl Encoder<'_> {
             }
             Value::Str(s) => quote(&mut self.out, s.text, self.budget)?,
             Value::Dict(d) => {
-                let mut items: Vec<(&str, Value<'_>)> = Vec::with_capacity(d.len());
+                let mut items: Vec<(&[u8], Value<'_>)> = Vec::with_capacity(d.len());
                 for (k, v) in d.map.borrow().iter() {
                     match k {
                         Value::Str(s) => items.push((s.text, v)),
@@ -223,7 +237,7 @@ impl Encoder<'_> {
                     self.out.push(':');
                     self.emit(v).map_err(|e| {
                         let mut key = String::new();
-                        format::write_quoted(&mut key, k.as_bytes(), false);
+                        format::write_quoted(&mut key, k, false);
                         e.prefixed(&format!("in dict key {key}: "))
                     })?;
                 }
@@ -622,7 +636,16 @@ fn scanner_char(c: char) -> String {
 
 fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let u = unpack("json.decode", a, ["x", "default"], 1)?;
-    let s = u.conv(0, args::want_str)?.unwrap_or("");
+    let s = u.conv(0, args::want_str)?.unwrap_or(b"");
+    // Text with invalid bytes is decoded with U+FFFD in their place.
+    let s: &'h str = match std::str::from_utf8(s) {
+        Ok(t) => t,
+        Err(_) => {
+            let t = crate::text::lossy(s);
+            th.heap.charge(t.len())?;
+            th.heap.bump.alloc_str(&t)
+        }
+    };
     let dflt = u.get(1);
     if a.positional.is_empty() {
         return Err(Error::msg("json.decode: unexpected keyword argument x"));
@@ -927,18 +950,20 @@ impl Indenter<'_> {
 
 fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let u = unpack_from("json.indent", &[], a.named, ["prefix", "indent"], 0)?;
-    let prefix = u.conv(0, args::want_str)?.unwrap_or("");
-    let ind = u.conv(1, args::want_str)?.unwrap_or("\t");
+    let prefix = crate::text::lossy(u.conv(0, args::want_str)?.unwrap_or(b""));
+    let ind = crate::text::lossy(u.conv(1, args::want_str)?.unwrap_or(b"\t"));
+    let (prefix, ind) = (&*prefix, &*ind);
     let bare = Args {
         recv: None,
         positional: a.positional,
         named: &[],
     };
     let p = positional("json.indent", &bare, 1, 1)?;
-    let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or("");
+    let s = args::pos("json.indent", p, 0, args::want_str)?.unwrap_or(b"");
     // The text is read at most once: its bytes are charged up front, its
     // values and new lines as they are written.
     th.budget.charge_work((s.len() / BYTES_PER_UNIT) as u64)?;
+    let s = &*crate::text::lossy(s);
     let mut ix = Indenter {
         s: s.as_bytes(),
         i: 0,
@@ -967,5 +992,5 @@ fn indent<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let trimmed = s.trim_end_matches([' ', '\t', '\n', '\r']);
     ix.out.extend_from_slice(&s.as_bytes()[trimmed.len()..]);
     let text = String::from_utf8_lossy(&ix.out);
-    th.heap.str(&text)
+    th.heap.str(text.as_bytes())
 }

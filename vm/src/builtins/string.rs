@@ -1,13 +1,14 @@
 //! The methods of strings, and `bytes.elems`.
 //!
-//! Starlark strings index by byte, so positions (`find`, `index`, the
-//! `start`/`end` arguments) are byte offsets, which may fall inside a
-//! multi-byte character. Our strings are always valid UTF-8, so searching
-//! uses that: a match of a (valid UTF-8) needle always starts and ends on
-//! character boundaries, so a byte range can be narrowed to the
-//! boundaries inside it without losing matches. Case mappings use
+//! Starlark strings are byte strings and index by byte, so positions
+//! (`find`, `index`, the `start`/`end` arguments) are byte offsets, which
+//! may fall inside a multi-byte character; searching, splitting and
+//! comparing work on bytes. Methods that need characters decode as Go does
+//! (see [`crate::text`]): an invalid byte is U+FFFD, which case mappings
+//! write in its place, as Go's `strings.Map` does. Case mappings use
 //! one-to-one (simple) mappings, as Go's `unicode.To*` do. Results that
-//! are pieces of the receiver share its text instead of copying it.
+//! are pieces of the receiver share its bytes instead of copying them.
+//! Work that grows with the input is charged to the budget as it goes.
 //!
 //! `elems`, `codepoints`, `elem_ords` and `codepoint_ords` return element
 //! views (`string.elems`, `string.codepoints`), iterable only, as in
@@ -19,7 +20,7 @@ use super::{Args, BuiltinFn};
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
-use crate::ops;
+use crate::text::{self, decode, decode_last, is_invalid, runes};
 use crate::value::{ElemsKind, Value};
 use unicode_general_category::{get_general_category as category, GeneralCategory};
 
@@ -76,7 +77,7 @@ pub static BYTES_METHODS: &[BuiltinFn] = &[method!("elems", bytes_elems)];
 
 type R<'h> = Result<Value<'h>>;
 
-pub(super) fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h str> {
+pub(super) fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h [u8]> {
     match a.recv() {
         Value::Str(s) => Ok(s.text),
         // The interpreter only binds string methods to strings.
@@ -141,13 +142,17 @@ fn is_cased(c: char) -> bool {
     c.is_ascii_alphabetic() || to_lower(c) != c || to_upper(c) != c || c == '\u{DF}'
 }
 
-fn map_chars<'h>(th: &Thread<'h>, s: &str, mut f: impl FnMut(usize, char) -> char) -> R<'h> {
+/// Maps each character of `s` with `f` (given its index), an invalid
+/// byte as U+FFFD, which every mapping keeps.
+fn map_chars<'h>(th: &Thread<'h>, s: &[u8], mut f: impl FnMut(usize, char) -> char) -> R<'h> {
     // A simple mapping changes a character's length by at most 1 byte per
-    // byte (e.g. 'ı' to 'I' shrinks; 'ſ' grows), so twice is a safe bound.
-    let mut out = th.heap.string_builder(s.len().saturating_mul(2))?;
-    for (i, c) in s.chars().enumerate() {
+    // byte (e.g. 'ı' to 'I' shrinks; 'ſ' grows), so twice is a safe bound
+    // for valid UTF-8; an invalid byte becomes 3.
+    let factor = if std::str::from_utf8(s).is_ok() { 2 } else { 3 };
+    let mut out = th.heap.string_builder(s.len().saturating_mul(factor))?;
+    for (i, (_, n, c)) in runes(s).enumerate() {
         out.push(f(i, c));
-        args::tick(th.budget, i)?;
+        th.budget.charge_bytes(n)?;
     }
     th.heap.finish_str(out)
 }
@@ -162,12 +167,11 @@ fn capitalize<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// mapped in place (the simple case mappings of ASCII letters are the ASCII
 /// ones, and nothing else in ASCII changes), with the deadline checked
 /// between blocks as [`map_chars`] checks it between characters.
-fn map_ascii<'h>(th: &Thread<'h>, s: &str, upper: bool) -> R<'h> {
+fn map_ascii<'h>(th: &Thread<'h>, s: &[u8], upper: bool) -> R<'h> {
     th.heap.charge(s.len())?;
-    let text = th.heap.bump.alloc_str(s);
-    let mut rest: &mut str = &mut *text;
+    let text = th.heap.bump.alloc_slice_copy(s);
+    let mut rest: &mut [u8] = &mut *text;
     loop {
-        // Every position of an ASCII string is a character boundary.
         let (block, tail) = rest.split_at_mut(rest.len().min(args::CHECK_EVERY));
         if upper {
             block.make_ascii_uppercase();
@@ -211,10 +215,17 @@ fn title<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     })
 }
 
-fn all_chars<'h>(a: &Args<'h, '_>, name: &str, f: impl Fn(char) -> bool) -> R<'h> {
+fn all_chars<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, f: impl Fn(char) -> bool) -> R<'h> {
     positional(name, a, 0, 0)?;
     let s = recv(a)?;
-    Ok(Value::Bool(!s.is_empty() && s.chars().all(f)))
+    // An invalid byte is U+FFFD, which no predicate here accepts.
+    for (_, n, c) in runes(s) {
+        th.budget.charge_bytes(n)?;
+        if !f(c) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(!s.is_empty()))
 }
 
 /// Go's `unicode.IsDigit`: general category Nd (so `"²"` is not a digit).
@@ -237,43 +248,54 @@ fn is_letter(c: char) -> bool {
             ))
 }
 
-fn isalnum<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalnum", |c| is_letter(c) || is_digit(c))
+fn isalnum<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isalnum", |c| is_letter(c) || is_digit(c))
 }
 
-fn isalpha<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isalpha", is_letter)
+fn isalpha<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isalpha", is_letter)
 }
 
-fn isdigit<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isdigit", is_digit)
+fn isdigit<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isdigit", is_digit)
 }
 
-fn isspace<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
-    all_chars(a, "isspace", char::is_whitespace)
+fn isspace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+    all_chars(th, a, "isspace", char::is_whitespace)
 }
 
-fn islower<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn islower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("islower", a, 0, 0)?;
     let s = recv(a)?;
-    Ok(Value::Bool(
-        s.chars().any(is_cased) && s.chars().all(|c| to_lower(c) == c),
-    ))
+    Ok(Value::Bool(cased_and_fixed(th, s, to_lower)?))
 }
 
-fn isupper<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+/// starlark-go's `isCasedString(s) && s == map(s)`: an invalid byte makes
+/// the mapping differ (it writes U+FFFD there).
+fn cased_and_fixed(th: &Thread<'_>, s: &[u8], map: fn(char) -> char) -> Result<bool> {
+    let mut cased = false;
+    for (_, n, c) in runes(s) {
+        th.budget.charge_bytes(n)?;
+        if is_invalid(c, n) || map(c) != c {
+            return Ok(false);
+        }
+        cased |= is_cased(c);
+    }
+    Ok(cased)
+}
+
+fn isupper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("isupper", a, 0, 0)?;
     let s = recv(a)?;
-    Ok(Value::Bool(
-        s.chars().any(is_cased) && s.chars().all(|c| to_upper(c) == c),
-    ))
+    Ok(Value::Bool(cased_and_fixed(th, s, to_upper)?))
 }
 
-fn istitle<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn istitle<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("istitle", a, 0, 0)?;
     let s = recv(a)?;
     let (mut cased, mut prev_cased) = (false, false);
-    for c in s.chars() {
+    for (_, n, c) in runes(s) {
+        th.budget.charge_bytes(n)?;
         // As starlark-go: ASCII capitals and titlecase letters (Lt) start a
         // word, lowercase letters (Ll) continue one, and any other uppercase
         // letter (Lu, e.g. `É`) makes the string not a title.
@@ -302,26 +324,9 @@ fn istitle<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 // ---------------------------------------------------------------------------
 // Searching
 
-/// The part of `s[start..end]` between the character boundaries inside
-/// it, and its offset; see the module comment.
-fn narrow(s: &str, start: usize, end: usize) -> (&str, usize) {
-    let mut a = start;
-    while a < s.len() && !s.is_char_boundary(a) {
-        a += 1;
-    }
-    let mut z = end;
-    while z > 0 && !s.is_char_boundary(z) {
-        z -= 1;
-    }
-    if a >= z {
-        return ("", a.min(s.len()));
-    }
-    (&s[a..z], a)
-}
-
 fn find_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool, strict: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
-    let sub = pos(name, p, 0, args::want_str)?.unwrap_or("");
+    let sub = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
     let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
         .map_err(|e| e.prefixed(&format!("{name}: ")))?;
@@ -331,13 +336,13 @@ fn find_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool, stri
     } else if sub.is_empty() {
         Some(if last { end } else { start })
     } else {
-        let (part, off) = narrow(s, start, end);
+        let part = &s[start..end];
         let i = if last {
-            part.rfind(sub)
+            text::rfind(th.budget, part, sub)?
         } else {
-            part.find(sub)
+            text::find(th.budget, part, sub)?
         };
-        i.map(|i| i + off)
+        i.map(|i| i + start)
     };
     match found {
         Some(i) => Ok(Value::Int(i as i64)),
@@ -364,21 +369,19 @@ fn rindex<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("count", a, 1, 3)?;
-    let sub = pos("count", p, 0, args::want_str)?.unwrap_or("");
+    let sub = pos("count", p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
     let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
         .map_err(|e| e.prefixed("count: "))?;
     if start >= end {
         return Ok(Value::Int(if sub.is_empty() { 1 } else { 0 }));
     }
-    let (part, off) = narrow(s, start, end);
+    let part = &s[start..end];
     let n = if sub.is_empty() {
-        // Go counts runes + 1; stray bytes of a cut character count one
-        // each.
-        let stray = (off - start) + (end - off - part.len());
-        part.chars().count() + stray + 1
+        // Go counts characters + 1, an invalid byte counting one.
+        text::rune_count(part, th.budget)? + 1
     } else {
-        part.matches(sub).count()
+        text::count(th.budget, part, sub, usize::MAX)?
     };
     Ok(Value::Int(n as i64))
 }
@@ -388,16 +391,17 @@ fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) ->
     let s = recv(a)?;
     let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
         .map_err(|e| e.prefixed(&format!("{name}: ")))?;
-    let b = &s.as_bytes()[start..end.max(start)];
-    let test = |x: &str| {
-        if ends {
-            b.ends_with(x.as_bytes())
+    let b = &s[start..end.max(start)];
+    let test = |x: &[u8]| -> Result<bool> {
+        th.budget.charge_bytes(x.len())?;
+        Ok(if ends {
+            b.ends_with(x)
         } else {
-            b.starts_with(x.as_bytes())
-        }
+            b.starts_with(x)
+        })
     };
     match p[0] {
-        Value::Str(x) => Ok(Value::Bool(test(x.text))),
+        Value::Str(x) => Ok(Value::Bool(test(x.text)?)),
         Value::Tuple(t) => {
             for (i, x) in t.items.iter().enumerate() {
                 let Value::Str(x) = x else {
@@ -406,7 +410,7 @@ fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) ->
                         x.type_name()
                     )));
                 };
-                if test(x.text) {
+                if test(x.text)? {
                     return Ok(Value::Bool(true));
                 }
             }
@@ -432,23 +436,40 @@ fn endswith<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
     let p = positional(name, a, 0, 1)?;
-    let chars = pos(name, p, 0, args::want_str)?.unwrap_or("");
+    let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
+    // Go's `Trim`: characters compare decoded, so an invalid byte (U+FFFD)
+    // in the set matches every invalid byte of `s`, and a U+FFFD.
+    let set: Vec<char> = runes(chars).map(|(_, _, c)| c).collect();
     let pred = |c: char| {
         if chars.is_empty() {
             c.is_whitespace()
         } else {
-            chars.contains(c)
+            set.contains(&c)
         }
     };
-    let mut r = s;
+    let (mut from, mut to) = (0, s.len());
     if left {
-        r = r.trim_start_matches(pred);
+        while from < to {
+            let (c, n) = decode(&s[from..to]);
+            if !pred(c) {
+                break;
+            }
+            th.budget.charge_bytes(n)?;
+            from += n;
+        }
     }
     if right {
-        r = r.trim_end_matches(pred);
+        while from < to {
+            let (c, n) = decode_last(&s[from..to]);
+            if !pred(c) {
+                break;
+            }
+            th.budget.charge_bytes(n)?;
+            to -= n;
+        }
     }
-    th.heap.str_in_arena(r)
+    th.heap.str_in_arena(&s[from..to])
 }
 
 fn strip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -465,17 +486,22 @@ fn rstrip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn partition_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool) -> R<'h> {
     let p = positional(name, a, 1, 1)?;
-    let sep = pos(name, p, 0, args::want_str)?.unwrap_or("");
+    let sep = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
     if sep.is_empty() {
         return Err(Error::msg(format!("{name}: empty separator")));
     }
     let heap = th.heap;
-    let i = if last { s.rfind(sep) } else { s.find(sep) };
+    let i = if last {
+        text::rfind(th.budget, s, sep)?
+    } else {
+        text::find(th.budget, s, sep)?
+    };
+    let empty: &[u8] = b"";
     let parts = match i {
         Some(i) => [&s[..i], sep, &s[i + sep.len()..]],
-        None if last => ["", "", s],
-        None => [s, "", ""],
+        None if last => [empty, empty, s],
+        None => [s, empty, empty],
     };
     let v = [
         heap.str_in_arena(parts[0])?,
@@ -495,81 +521,72 @@ fn rpartition<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn removeprefix<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("removeprefix", a, 1, 1)?;
-    let x = pos("removeprefix", p, 0, args::want_str)?.unwrap_or("");
+    let x = pos("removeprefix", p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
+    th.budget.charge_bytes(x.len())?;
     th.heap.str_in_arena(s.strip_prefix(x).unwrap_or(s))
 }
 
 fn removesuffix<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("removesuffix", a, 1, 1)?;
-    let x = pos("removesuffix", p, 0, args::want_str)?.unwrap_or("");
+    let x = pos("removesuffix", p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
+    th.budget.charge_bytes(x.len())?;
     th.heap.str_in_arena(s.strip_suffix(x).unwrap_or(s))
-}
-
-/// The start positions of the non-overlapping matches of a non-empty
-/// `needle` in `hay`, left to right (as `str::match_indices` finds them).
-/// They are character boundaries, since both are valid UTF-8.
-fn match_starts<'a>(hay: &'a str, needle: &'a str) -> MatchStarts<'a> {
-    match needle.as_bytes() {
-        [b] => MatchStarts::Byte(memchr::memchr_iter(*b, hay.as_bytes())),
-        n => MatchStarts::Bytes(memchr::memmem::find_iter(hay.as_bytes(), n)),
-    }
-}
-
-/// See [`match_starts`]: a one-byte needle has the cheaper searcher. (A
-/// short-lived local, so the size of the substring searcher is no cost.)
-#[allow(clippy::large_enum_variant)]
-enum MatchStarts<'a> {
-    Byte(memchr::Memchr<'a>),
-    Bytes(memchr::memmem::FindIter<'a, 'a>),
-}
-
-impl Iterator for MatchStarts<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        match self {
-            MatchStarts::Byte(m) => m.next(),
-            MatchStarts::Bytes(m) => m.next(),
-        }
-    }
 }
 
 fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("replace", a, 2, 3)?;
-    let old = pos("replace", p, 0, args::want_str)?.unwrap_or("");
-    let new = pos("replace", p, 1, args::want_str)?.unwrap_or("");
+    let old = pos("replace", p, 0, args::want_str)?.unwrap_or(b"");
+    let new = pos("replace", p, 1, args::want_str)?.unwrap_or(b"");
     let limit = pos("replace", p, 2, args::want_int)?.unwrap_or(-1);
     let s = recv(a)?;
+    let budget = th.budget;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     // Matches of a non-empty `old` are found twice: counted to charge the
     // result, then copied around.
     let matches = if old.is_empty() {
-        s.chars().count() + 1
+        text::rune_count(s, budget)?.saturating_add(1)
     } else {
-        match_starts(s, old).take(limit).count()
+        text::count(budget, s, old, limit)?
     }
     .min(limit);
     let size = (s.len() - matches * old.len()).saturating_add(matches.saturating_mul(new.len()));
-    if size > th.budget.limits.max_heap_bytes {
+    if size > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
     let mut out = th.heap.string_builder(size)?;
     if old.is_empty() {
-        // Go's strings.Replace and Rust's replacen agree for an empty
-        // `old`: inserted before each character and at the end.
-        out.push_str(&s.replacen(old, new, matches));
-    } else {
-        // Matches of valid UTF-8 in valid UTF-8 start and end on character
-        // boundaries.
+        // Go's strings.Replace: `new` before each character (an invalid
+        // byte is one) and at the end, `matches` times in all.
+        let mut k = 0;
+        for (at, n, _) in runes(s) {
+            if k < matches {
+                out.push_str(new);
+                k += 1;
+            }
+            out.push_str(&s[at..at + n]);
+            budget.charge_bytes(n + new.len())?;
+        }
+        if k < matches {
+            out.push_str(new);
+        }
+    } else if matches > 0 {
         let mut last = 0;
-        for i in match_starts(s, old).take(matches) {
+        let mut k = 0;
+        text::for_each_match(budget, s, old, |i| {
+            budget.charge_bytes(i - last + new.len())?;
             out.push_str(&s[last..i]);
             out.push_str(new);
             last = i + old.len();
-        }
+            k += 1;
+            Ok(k < matches)
+        })?;
+        budget.charge_bytes(s.len() - last)?;
         out.push_str(&s[last..]);
+    } else {
+        budget.charge_bytes(s.len())?;
+        out.push_str(s);
     }
     th.heap.finish_str(out)
 }
@@ -601,35 +618,58 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
             out.push_str(sep);
         }
         if let Value::Str(s) = v {
+            th.budget.charge_bytes(s.text.len() + sep.len() + 16)?;
             out.push_str(s.text);
         }
-        args::tick(th.budget, i)?;
     }
     th.heap.finish_str(out)
 }
 
-/// A list of pieces of the receiver.
-fn str_list<'h>(th: &Thread<'h>, parts: &[&'h str]) -> R<'h> {
-    let mut out = th.heap.vec_with_capacity(parts.len())?;
-    for (i, p) in parts.iter().enumerate() {
-        out.push(th.heap.str_in_arena(p)?);
-        args::tick(th.budget, i)?;
-    }
-    th.heap.list_from_vec(out)
+/// Collects pieces of a receiver into a list, charged as it grows.
+struct Pieces<'h, 't> {
+    th: &'t Thread<'h>,
+    out: bumpalo::collections::Vec<'h, Value<'h>>,
 }
 
-/// Go's `splitspace`: at most `max` splits at runs of white space, from
-/// the left; the last field runs to the end.
-fn split_space(s: &str, max: usize) -> Vec<&str> {
-    let mut res = Vec::new();
+impl<'h, 't> Pieces<'h, 't> {
+    fn new(th: &'t Thread<'h>) -> Result<Pieces<'h, 't>> {
+        Ok(Pieces {
+            th,
+            out: th.heap.vec_with_capacity(0)?,
+        })
+    }
+
+    fn push(&mut self, piece: &'h [u8]) -> Result<()> {
+        let v = self.th.heap.str_in_arena(piece)?;
+        self.th.budget.charge_bytes(16)?;
+        self.th.heap.push(&mut self.out, v)
+    }
+
+    fn finish(self, reversed: bool) -> R<'h> {
+        let mut out = self.out;
+        if reversed {
+            out.reverse();
+        }
+        self.th.heap.list_from_vec(out)
+    }
+}
+
+/// Go's `strings.Fields` (`max` absent) and starlark-go's `splitspace`:
+/// at most `max` splits at runs of white space, from the left; the last
+/// field runs to the end. An invalid byte is not white space.
+fn split_space<'h>(th: &Thread<'h>, s: &'h [u8], max: Option<usize>) -> R<'h> {
+    let mut res = Pieces::new(th)?;
     let mut start: Option<usize> = None;
-    for (i, c) in s.char_indices() {
+    let mut splits = 0;
+    for (i, n, c) in runes(s) {
+        th.budget.charge_bytes(n)?;
         if c.is_whitespace() {
             if let Some(st) = start {
-                if res.len() == max {
+                if Some(splits) == max {
                     break;
                 }
-                res.push(&s[st..i]);
+                res.push(&s[st..i])?;
+                splits += 1;
                 start = None;
             }
         } else if start.is_none() {
@@ -637,23 +677,26 @@ fn split_space(s: &str, max: usize) -> Vec<&str> {
         }
     }
     if let Some(st) = start {
-        res.push(&s[st..]);
+        res.push(&s[st..])?;
     }
-    res
+    res.finish(false)
 }
 
-/// Go's `rsplitspace`: the same from the right.
-fn rsplit_space(s: &str, max: usize) -> Vec<&str> {
-    let mut res = Vec::new();
+/// starlark-go's `rsplitspace`: the same from the right.
+fn rsplit_space<'h>(th: &Thread<'h>, s: &'h [u8], max: usize) -> R<'h> {
+    let mut res = Pieces::new(th)?;
     let mut end: Option<usize> = None;
-    for (i, c) in s.char_indices().rev() {
-        let after = i + c.len_utf8();
+    let mut splits = 0;
+    for (i, n, c) in runes(s).rev() {
+        th.budget.charge_bytes(n)?;
+        let after = i + n;
         if c.is_whitespace() {
             if let Some(e) = end {
-                if res.len() == max {
+                if splits == max {
                     break;
                 }
-                res.push(&s[after..e]);
+                res.push(&s[after..e])?;
+                splits += 1;
                 end = None;
             }
         } else if end.is_none() {
@@ -661,10 +704,30 @@ fn rsplit_space(s: &str, max: usize) -> Vec<&str> {
         }
     }
     if let Some(e) = end {
-        res.push(&s[..e]);
+        res.push(&s[..e])?;
     }
-    res.reverse();
-    res
+    res.finish(true)
+}
+
+/// Splits at the non-overlapping matches of non-empty `sep`, found from
+/// the left, after skipping the first `skip` of them and using at most
+/// `max` (the skipped ones stay inside the first piece).
+fn split_at<'h>(th: &Thread<'h>, s: &'h [u8], sep: &[u8], skip: usize, max: usize) -> R<'h> {
+    let mut res = Pieces::new(th)?;
+    let (mut last, mut k) = (0, 0);
+    if max > 0 {
+        text::for_each_match(th.budget, s, sep, |i| {
+            k += 1;
+            if k <= skip {
+                return Ok(true);
+            }
+            res.push(&s[last..i])?;
+            last = i + sep.len();
+            Ok(k - skip < max)
+        })?;
+    }
+    res.push(&s[last..])?;
+    res.finish(false)
 }
 
 fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
@@ -672,11 +735,10 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
     let s = recv(a)?;
     let maxsplit = pos(name, p, 1, args::want_int)?.unwrap_or(-1);
     let max = usize::try_from(maxsplit).ok();
-    let parts: Vec<&'h str> = match p.first() {
+    match p.first() {
         None | Some(Value::None) => match max {
-            None => s.split_whitespace().collect(),
-            Some(m) if name == "split" => split_space(s, m),
-            Some(m) => rsplit_space(s, m),
+            Some(m) if name == "rsplit" => rsplit_space(th, s, m),
+            _ => split_space(th, s, max),
         },
         Some(Value::Str(sep)) => {
             let sep = sep.text;
@@ -684,41 +746,21 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
                 return Err(Error::msg("split: empty separator"));
             }
             match max {
-                None => {
-                    let mut parts = Vec::new();
-                    let mut last = 0;
-                    for i in match_starts(s, sep) {
-                        parts.push(&s[last..i]);
-                        last = i + sep.len();
-                    }
-                    parts.push(&s[last..]);
-                    parts
-                }
-                Some(m) if name == "split" => s.splitn(m.saturating_add(1), sep).collect(),
+                None => split_at(th, s, sep, 0, usize::MAX),
+                Some(m) if name == "split" => split_at(th, s, sep, 0, m),
                 Some(m) => {
-                    // Go splits fully, then rejoins the leading excess.
-                    let all: Vec<&str> = s.split(sep).collect();
-                    let excess = all.len().saturating_sub(m);
-                    if excess > 0 {
-                        let head_len: usize = all[..excess].iter().map(|x| x.len()).sum::<usize>()
-                            + (excess - 1) * sep.len();
-                        let mut v = vec![&s[..head_len]];
-                        v.extend_from_slice(&all[excess..]);
-                        v
-                    } else {
-                        all
-                    }
+                    // Go splits fully, then rejoins the leading excess: the
+                    // last `m` separators found from the left split.
+                    let all = text::count(th.budget, s, sep, usize::MAX)?;
+                    split_at(th, s, sep, all.saturating_sub(m), m)
                 }
             }
         }
-        Some(x) => {
-            return Err(Error::msg(format!(
-                "split: got {} for separator, want string",
-                x.type_name()
-            )))
-        }
-    };
-    str_list(th, &parts)
+        Some(x) => Err(Error::msg(format!(
+            "split: got {} for separator, want string",
+            x.type_name()
+        ))),
+    }
 }
 
 fn split<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -733,18 +775,17 @@ fn splitlines<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("splitlines", a, 0, 1)?;
     let keep = pos("splitlines", p, 0, args::want_bool)?.unwrap_or(false);
     let s = recv(a)?;
-    let mut lines: Vec<&'h str> = Vec::new();
-    if !s.is_empty() {
-        if keep {
-            lines.extend(s.split_inclusive('\n'));
-        } else {
-            lines.extend(s.split('\n'));
-            if s.ends_with('\n') {
-                lines.pop();
-            }
-        }
+    let mut lines = Pieces::new(th)?;
+    let mut last = 0;
+    text::for_each_match(th.budget, s, b"\n", |i| {
+        lines.push(&s[last..if keep { i + 1 } else { i }])?;
+        last = i + 1;
+        Ok(true)
+    })?;
+    if last < s.len() {
+        lines.push(&s[last..])?;
     }
-    str_list(th, &lines)
+    lines.finish(false)
 }
 
 // ---------------------------------------------------------------------------
@@ -754,8 +795,8 @@ fn elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("elems", a, 0, 0)?;
     let s = recv(a)?;
     let mut out = th.heap.vec_with_capacity(s.len())?;
-    for (i, b) in s.as_bytes().iter().enumerate() {
-        out.push(ops::str_from_bytes(th.heap, std::slice::from_ref(b))?);
+    for i in 0..s.len() {
+        out.push(th.heap.str_in_arena(&s[i..i + 1])?);
         args::tick(th.budget, i)?;
     }
     th.heap.elems(a.recv(), ElemsKind::StrElems, &out)
@@ -765,16 +806,23 @@ fn elem_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("elem_ords", a, 0, 0)?;
     let s = recv(a)?;
     let mut out = th.heap.vec_with_capacity(s.len())?;
-    out.extend(s.as_bytes().iter().map(|b| Value::Int(*b as i64)));
+    for piece in s.chunks(crate::budget::WORK_CHECK_BYTES / 16) {
+        th.budget.charge_bytes(piece.len() * 16)?;
+        out.extend(piece.iter().map(|b| Value::Int(*b as i64)));
+    }
     th.heap.elems(a.recv(), ElemsKind::StrElemOrds, &out)
 }
 
 fn codepoints<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("codepoints", a, 0, 0)?;
     let s = recv(a)?;
-    let mut out = th.heap.vec_with_capacity(s.chars().count())?;
-    for (i, (at, c)) in s.char_indices().enumerate() {
-        out.push(th.heap.str_in_arena(&s[at..at + c.len_utf8()])?);
+    let mut out = th.heap.vec_with_capacity(text::rune_count(s, th.budget)?)?;
+    for (i, (at, n, c)) in runes(s).enumerate() {
+        out.push(if is_invalid(c, n) {
+            th.heap.str("\u{FFFD}")?
+        } else {
+            th.heap.str_in_arena(&s[at..at + n])?
+        });
         args::tick(th.budget, i)?;
     }
     th.heap.elems(a.recv(), ElemsKind::StrCodepoints, &out)
@@ -783,8 +831,11 @@ fn codepoints<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 fn codepoint_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("codepoint_ords", a, 0, 0)?;
     let s = recv(a)?;
-    let mut out = th.heap.vec_with_capacity(s.chars().count())?;
-    out.extend(s.chars().map(|c| Value::Int(c as i64)));
+    let mut out = th.heap.vec_with_capacity(text::rune_count(s, th.budget)?)?;
+    for (_, n, c) in runes(s) {
+        th.budget.charge_bytes(n)?;
+        out.push(Value::Int(c as i64));
+    }
     th.heap.elems(a.recv(), ElemsKind::StrCodepointOrds, &out)
 }
 
@@ -799,36 +850,6 @@ fn bytes_elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 }
 
 /// Appends `str(v)` (strings bare, others as `repr`).
-pub(super) fn write_str(out: &mut String, v: Value<'_>, th: &Thread<'_>) -> Result<()> {
+pub(super) fn write_str(out: &mut Vec<u8>, v: Value<'_>, th: &Thread<'_>) -> Result<()> {
     format::write_str(out, v, th.budget)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::match_starts;
-
-    /// The searchers find exactly the matches the standard library does,
-    /// for one-byte and longer needles, overlapping candidates and
-    /// multi-byte text included.
-    #[test]
-    fn match_starts_agrees_with_match_indices() {
-        let hays = [
-            "",
-            "a",
-            "aaaa",
-            "abababa",
-            "a,b,,c,",
-            "ééaéé",
-            "x→y→→z",
-            "aaa aaa",
-        ];
-        let needles = ["a", ",", "aa", "aba", "é", "→", "→→", "aaa", " ", "zz"];
-        for hay in hays {
-            for needle in needles {
-                let want: Vec<usize> = hay.match_indices(needle).map(|(i, _)| i).collect();
-                let got: Vec<usize> = match_starts(hay, needle).collect();
-                assert_eq!(got, want, "{hay:?} / {needle:?}");
-            }
-        }
-    }
 }

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::format;
 use crate::interp::Thread;
 use crate::ops;
+use crate::text;
 use crate::value::{RangeObj, Value};
 use codemode_lang::ast::{BinOp, UnaryOp};
 use num_bigint::BigInt;
@@ -114,7 +115,8 @@ fn bytes<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let x = a.positional[0];
     match x {
         Value::Bytes(_) => Ok(x),
-        Value::Str(s) => th.heap.bytes(s.text.as_bytes()),
+        // starlark-go writes U+FFFD for each invalid byte.
+        Value::Str(s) => th.heap.bytes(text::lossy(s.text).as_bytes()),
         _ if is_iterable(x) => {
             th.heap.charge(args::iter_len(x))?;
             let mut out = Vec::with_capacity(args::iter_len(x));
@@ -233,25 +235,21 @@ fn enumerate<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     heap.list_from_vec(out)
 }
 
-/// Appends `str(v)` as `fail` and `print` show it (strings bare).
-fn write_plain(out: &mut String, v: Value<'_>, th: &Thread<'_>) -> Result<()> {
-    format::write_str(out, v, th.budget)
-}
-
 fn fail<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let u = args::unpack_from("fail", &[], a.named, ["sep"], 0)?;
-    let sep = u.conv(0, args::want_str)?.unwrap_or(" ");
-    let mut msg = String::from("fail: ");
+    let sep = u.conv(0, args::want_str)?.unwrap_or(b" ");
+    let mut msg = b"fail: ".to_vec();
     for (i, v) in a.positional.iter().enumerate() {
         if i > 0 {
-            msg.push_str(sep);
+            msg.extend_from_slice(sep);
         }
-        write_plain(&mut msg, *v, th)?;
+        // `str(v)`: strings bare.
+        format::write_str(&mut msg, *v, th.budget)?;
         if msg.len() > th.budget.limits.max_heap_bytes {
             return Err(Error::limit(crate::error::LimitKind::HeapBytes));
         }
     }
-    Err(Error::msg(msg))
+    Err(Error::msg(text::lossy(&msg).into_owned()))
 }
 
 fn print<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -347,7 +345,7 @@ fn float<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         Value::Bool(b) => Ok(Value::Float(if b { 1.0 } else { 0.0 })),
         Value::Int(_) | Value::BigInt(_) => Ok(Value::Float(finite_float(x)?)),
         Value::Float(_) => Ok(x),
-        Value::Str(s) => Ok(Value::Float(parse_float(s.text)?)),
+        Value::Str(s) => Ok(Value::Float(parse_float(&text::lossy(s.text))?)),
         _ => Err(Error::msg(format!(
             "float got {}, want number or string",
             x.type_name()
@@ -379,7 +377,8 @@ pub fn lookup_attr<'h>(th: &mut Thread<'h>, x: Value<'h>, name: &str) -> Result<
 
 fn getattr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("getattr", a, 2, 3)?;
-    let name = pos("getattr", p, 1, args::want_str)?.unwrap_or("");
+    let name = pos("getattr", p, 1, args::want_str)?.unwrap_or(b"");
+    let name = &*text::lossy(name);
     if let Some(v) = lookup_attr(th, p[0], name)? {
         return Ok(v);
     }
@@ -400,7 +399,8 @@ fn getattr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn hasattr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("hasattr", a, 2, 2)?;
-    let name = pos("hasattr", p, 1, args::want_str)?.unwrap_or("");
+    let name = pos("hasattr", p, 1, args::want_str)?.unwrap_or(b"");
+    let name = &*text::lossy(name);
     Ok(Value::Bool(lookup_attr(th, p[0], name)?.is_some()))
 }
 
@@ -470,11 +470,11 @@ fn int<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
                 return Err(Error::msg("int: base must be an integer >= 2 && <= 36"));
             }
         }
-        return match parse_int(th, s.text, b as u32)? {
+        let digits = text::lossy(s.text);
+        return match parse_int(th, &digits, b as u32)? {
             Some(n) => th.heap.int(n),
             None => Err(Error::msg(format!(
-                "int: invalid literal with base {b}: {}",
-                s.text
+                "int: invalid literal with base {b}: {digits}"
             ))),
         };
     }
@@ -569,7 +569,7 @@ fn minmax<'h>(
     Ok(best)
 }
 
-fn ord<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
+fn ord<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     if !a.named.is_empty() {
         return Err(Error::msg("ord does not accept keyword arguments"));
     }
@@ -580,16 +580,14 @@ fn ord<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         )));
     }
     match a.positional[0] {
-        Value::Str(s) => {
-            let mut cs = s.text.chars();
-            match (cs.next(), cs.next()) {
-                (Some(c), None) => Ok(Value::Int(c as i64)),
-                _ => Err(Error::msg(format!(
-                    "ord: string encodes {} Unicode code points, want 1",
-                    s.text.chars().count()
-                ))),
-            }
-        }
+        Value::Str(s) => match text::decode(s.text) {
+            // Go's DecodeRune: an invalid byte alone is U+FFFD.
+            (c, n) if n > 0 && n == s.text.len() => Ok(Value::Int(c as i64)),
+            _ => Err(Error::msg(format!(
+                "ord: string encodes {} Unicode code points, want 1",
+                text::rune_count(s.text, th.budget)?
+            ))),
+        },
         Value::Bytes(b) => match b.bytes {
             [x] => Ok(Value::Int(*x as i64)),
             _ => Err(Error::msg(format!(
@@ -691,7 +689,10 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
         // Ints and strings, the common keys, compare in place.
         match (x, y) {
             (Value::Int(i), Value::Int(j)) => Ok(i < j),
-            (Value::Str(s), Value::Str(t)) => Ok(s.text.as_bytes() < t.text.as_bytes()),
+            (Value::Str(s), Value::Str(t)) => {
+                budget.charge_bytes(s.text.len().min(t.text.len()))?;
+                Ok(s.text < t.text)
+            }
             _ => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
         }
     };
@@ -739,7 +740,8 @@ fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     match a.positional[0] {
         x @ Value::Str(_) => Ok(x),
         Value::Int(i) => th.heap.str(itoa::Buffer::new().format(i)),
-        Value::Bytes(b) => ops::str_from_bytes(th.heap, b.bytes),
+        // starlark-go writes U+FFFD for each invalid byte.
+        Value::Bytes(b) => th.heap.str(&*text::lossy(b.bytes)),
         x => {
             let s = format::repr(x, th.budget)?;
             th.heap.str(&s)

@@ -670,7 +670,7 @@ fn cold_unary<'h>(heap: Heap<'h>, op: UnaryOp, a: Value<'h>) -> Result<Value<'h>
 
 #[cold]
 #[inline(never)]
-fn cold_concat<'h>(heap: Heap<'h>, a: &str, b: &str) -> Result<Value<'h>> {
+fn cold_concat<'h>(heap: Heap<'h>, a: &[u8], b: &[u8]) -> Result<Value<'h>> {
     heap.concat(a, b)
 }
 
