@@ -625,8 +625,7 @@ fn range<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn repr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("repr", a, 1, 1)?;
-    let s = format::repr(p[0], th.budget)?;
-    th.heap.str(&s)
+    format::repr_value(th.heap, p[0])
 }
 
 fn reversed<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -738,10 +737,7 @@ fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         x @ Value::Str(_) => Ok(x),
         Value::Int(i) => th.heap.str(itoa::Buffer::new().format(i)),
         Value::Bytes(b) => ops::str_from_bytes(th.heap, b.bytes),
-        x => {
-            let s = format::repr(x, th.budget)?;
-            th.heap.str(&s)
-        }
+        x => format::repr_value(th.heap, x),
     }
 }
 
