@@ -15,6 +15,13 @@ use num_bigint::BigInt;
 use std::cell::{Cell, RefCell};
 use std::mem::size_of;
 
+/// What text of `len` bytes takes in the arena: objects are 8-byte
+/// aligned, so the bytes before the next one round up to a multiple of 8.
+#[inline]
+fn text_bytes(len: usize) -> usize {
+    len.saturating_add(7) & !7
+}
+
 /// Allocation in the arena of one execution, charged to its budget.
 #[derive(Clone, Copy)]
 pub struct Heap<'h> {
@@ -42,7 +49,7 @@ impl<'h> Heap<'h> {
 
     /// A string value holding a copy of `s`.
     pub fn str(&self, s: &str) -> Result<Value<'h>> {
-        self.charge(s.len() + size_of::<StrObj>())?;
+        self.charge(text_bytes(s.len()) + size_of::<StrObj>())?;
         let text = self.bump.alloc_str(s);
         Ok(Value::Str(self.bump.alloc(StrObj { text })))
     }
@@ -51,7 +58,7 @@ impl<'h> Heap<'h> {
     /// of their total length plus the string object.
     pub fn concat(&self, a: &str, b: &str) -> Result<Value<'h>> {
         let total = a.len().saturating_add(b.len());
-        self.charge(total)?;
+        self.charge(text_bytes(total))?;
         self.charge(size_of::<StrObj>())?;
         let buf = self.bump.alloc_slice_fill_copy(total, 0u8);
         let (head, tail) = buf.split_at_mut(a.len());
@@ -71,7 +78,7 @@ impl<'h> Heap<'h> {
 
     /// A string builder of `capacity` bytes, charged up front.
     pub fn string_builder(&self, capacity: usize) -> Result<BumpString<'h>> {
-        self.charge(capacity)?;
+        self.charge(text_bytes(capacity))?;
         Ok(BumpString::with_capacity_in(capacity, self.bump))
     }
 
@@ -82,7 +89,7 @@ impl<'h> Heap<'h> {
 
     /// A bytes value holding a copy of `b`.
     pub fn bytes(&self, b: &[u8]) -> Result<Value<'h>> {
-        self.charge(b.len() + size_of::<BytesObj>())?;
+        self.charge(text_bytes(b.len()) + size_of::<BytesObj>())?;
         let bytes = self.bump.alloc_slice_copy(b);
         Ok(Value::Bytes(self.bump.alloc(BytesObj { bytes })))
     }

@@ -608,28 +608,53 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     th.heap.finish_str(out)
 }
 
-/// A list of pieces of the receiver.
-fn str_list<'h>(th: &Thread<'h>, parts: &[&'h str]) -> R<'h> {
-    let mut out = th.heap.vec_with_capacity(parts.len())?;
-    for (i, p) in parts.iter().enumerate() {
-        out.push(th.heap.str_in_arena(p)?);
-        args::tick(th.budget, i)?;
+/// A list of pieces of the receiver, built as they are found: each piece's
+/// string object and list slot are charged before they are made, so a split
+/// into millions of pieces stops at the heap budget, not after gathering
+/// them.
+struct Pieces<'t, 'h> {
+    th: &'t Thread<'h>,
+    items: bumpalo::collections::Vec<'h, Value<'h>>,
+}
+
+impl<'t, 'h> Pieces<'t, 'h> {
+    fn new(th: &'t Thread<'h>) -> Result<Pieces<'t, 'h>> {
+        Ok(Pieces {
+            th,
+            items: th.heap.vec_with_capacity(0)?,
+        })
     }
-    th.heap.list_from_vec(out)
+
+    fn push(&mut self, piece: &'h str) -> Result<()> {
+        let v = self.th.heap.str_in_arena(piece)?;
+        self.th.heap.push(&mut self.items, v)?;
+        args::tick(self.th.budget, self.items.len())
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    fn finish(self, reverse: bool) -> R<'h> {
+        let mut items = self.items;
+        if reverse {
+            items.reverse();
+        }
+        self.th.heap.list_from_vec(items)
+    }
 }
 
 /// Go's `splitspace`: at most `max` splits at runs of white space, from
 /// the left; the last field runs to the end.
-fn split_space(s: &str, max: usize) -> Vec<&str> {
-    let mut res = Vec::new();
+fn split_space<'h>(s: &'h str, max: usize, out: &mut Pieces<'_, 'h>) -> Result<()> {
     let mut start: Option<usize> = None;
     for (i, c) in s.char_indices() {
         if c.is_whitespace() {
             if let Some(st) = start {
-                if res.len() == max {
+                if out.len() == max {
                     break;
                 }
-                res.push(&s[st..i]);
+                out.push(&s[st..i])?;
                 start = None;
             }
         } else if start.is_none() {
@@ -637,23 +662,22 @@ fn split_space(s: &str, max: usize) -> Vec<&str> {
         }
     }
     if let Some(st) = start {
-        res.push(&s[st..]);
+        out.push(&s[st..])?;
     }
-    res
+    Ok(())
 }
 
-/// Go's `rsplitspace`: the same from the right.
-fn rsplit_space(s: &str, max: usize) -> Vec<&str> {
-    let mut res = Vec::new();
+/// Go's `rsplitspace`: the same from the right (pieces come last first).
+fn rsplit_space<'h>(s: &'h str, max: usize, out: &mut Pieces<'_, 'h>) -> Result<()> {
     let mut end: Option<usize> = None;
     for (i, c) in s.char_indices().rev() {
         let after = i + c.len_utf8();
         if c.is_whitespace() {
             if let Some(e) = end {
-                if res.len() == max {
+                if out.len() == max {
                     break;
                 }
-                res.push(&s[after..e]);
+                out.push(&s[after..e])?;
                 end = None;
             }
         } else if end.is_none() {
@@ -661,10 +685,9 @@ fn rsplit_space(s: &str, max: usize) -> Vec<&str> {
         }
     }
     if let Some(e) = end {
-        res.push(&s[..e]);
+        out.push(&s[..e])?;
     }
-    res.reverse();
-    res
+    Ok(())
 }
 
 fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
@@ -672,44 +695,62 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
     let s = recv(a)?;
     let maxsplit = pos(name, p, 1, args::want_int)?.unwrap_or(-1);
     let max = usize::try_from(maxsplit).ok();
-    let parts: Vec<&'h str> = match p.first() {
+    let mut out = Pieces::new(th)?;
+    match p.first() {
         None | Some(Value::None) => match max {
-            None => s.split_whitespace().collect(),
-            Some(m) if name == "split" => split_space(s, m),
-            Some(m) => rsplit_space(s, m),
+            None => {
+                for piece in s.split_whitespace() {
+                    out.push(piece)?;
+                }
+            }
+            Some(m) if name == "split" => split_space(s, m, &mut out)?,
+            Some(m) => {
+                rsplit_space(s, m, &mut out)?;
+                return out.finish(true);
+            }
         },
         Some(Value::Str(sep)) => {
             let sep = sep.text;
             if sep.is_empty() {
                 return Err(Error::msg("split: empty separator"));
             }
+            let mut last = 0;
             match max {
-                None => {
-                    let mut parts = Vec::new();
-                    let mut last = 0;
-                    for i in match_starts(s, sep) {
-                        parts.push(&s[last..i]);
+                Some(m) if name == "split" => {
+                    for i in match_starts(s, sep).take(m) {
+                        out.push(&s[last..i])?;
                         last = i + sep.len();
                     }
-                    parts.push(&s[last..]);
-                    parts
                 }
-                Some(m) if name == "split" => s.splitn(m.saturating_add(1), sep).collect(),
                 Some(m) => {
-                    // Go splits fully, then rejoins the leading excess.
-                    let all: Vec<&str> = s.split(sep).collect();
-                    let excess = all.len().saturating_sub(m);
-                    if excess > 0 {
-                        let head_len: usize = all[..excess].iter().map(|x| x.len()).sum::<usize>()
-                            + (excess - 1) * sep.len();
-                        let mut v = vec![&s[..head_len]];
-                        v.extend_from_slice(&all[excess..]);
-                        v
-                    } else {
-                        all
+                    // Go splits fully, then rejoins the leading excess: the
+                    // first piece runs to the separator that leaves `m`
+                    // after it.
+                    let seps = match_starts(s, sep).count();
+                    if m == 0 {
+                        out.push(s)?;
+                        return out.finish(false);
+                    }
+                    let mut rest = match_starts(s, sep).skip(seps.saturating_sub(m));
+                    if seps > m {
+                        // Match number `seps - m` exists as `m > 0`.
+                        let i = rest.next().unwrap_or(s.len());
+                        out.push(&s[..i])?;
+                        last = i + sep.len();
+                    }
+                    for i in rest {
+                        out.push(&s[last..i])?;
+                        last = i + sep.len();
+                    }
+                }
+                None => {
+                    for i in match_starts(s, sep) {
+                        out.push(&s[last..i])?;
+                        last = i + sep.len();
                     }
                 }
             }
+            out.push(&s[last..])?;
         }
         Some(x) => {
             return Err(Error::msg(format!(
@@ -717,8 +758,8 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
                 x.type_name()
             )))
         }
-    };
-    str_list(th, &parts)
+    }
+    out.finish(false)
 }
 
 fn split<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -733,18 +774,20 @@ fn splitlines<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("splitlines", a, 0, 1)?;
     let keep = pos("splitlines", p, 0, args::want_bool)?.unwrap_or(false);
     let s = recv(a)?;
-    let mut lines: Vec<&'h str> = Vec::new();
+    let mut out = Pieces::new(th)?;
     if !s.is_empty() {
         if keep {
-            lines.extend(s.split_inclusive('\n'));
+            for line in s.split_inclusive('\n') {
+                out.push(line)?;
+            }
         } else {
-            lines.extend(s.split('\n'));
-            if s.ends_with('\n') {
-                lines.pop();
+            let body = s.strip_suffix('\n').unwrap_or(s);
+            for line in body.split('\n') {
+                out.push(line)?;
             }
         }
     }
-    str_list(th, &lines)
+    out.finish(false)
 }
 
 // ---------------------------------------------------------------------------
