@@ -742,6 +742,62 @@ mod tests {
     }
 
     #[test]
+    fn conversion_stops_at_the_byte_limit_without_expanding_shared_parts() {
+        use crate::budget::{Budget, Limits};
+        let bump = bumpalo::Bump::new();
+        let budget = Budget::new(Limits::default(), std::time::Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        // 32 deep, 2^30 leaves of `["leaf"]`: 2^30 * 11 - 3 bytes in all.
+        let mut x = heap.list(&[heap.str("leaf").unwrap()]).unwrap();
+        for _ in 0..30 {
+            x = heap.list(&[x, x]).unwrap();
+        }
+        let start = std::time::Instant::now();
+        assert!(matches!(
+            to_data(x, 32, 1 << 20, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        // Exactly at the limit passes, one byte less fails: 2^10 leaves.
+        let mut y = heap.list(&[heap.str("leaf").unwrap()]).unwrap();
+        for _ in 0..10 {
+            y = heap.list(&[y, y]).unwrap();
+        }
+        let exact = (1 << 10) * 11 - 3;
+        let (d, len) = to_data(y, 32, exact, &budget).unwrap();
+        assert_eq!((len, d.to_json_string().len()), (exact, exact));
+        assert!(matches!(
+            to_data(y, 32, exact - 1, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        // The first problem met wins: a long prefix before a big int is
+        // too long; a big int before the limit is unsupported.
+        let long = heap.str(&"x".repeat(100)).unwrap();
+        let big = heap.int(num_bigint::BigInt::from(1) << 70).unwrap();
+        let v = heap.list(&[long, big]).unwrap();
+        assert!(matches!(
+            to_data(v, 32, 50, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        assert!(matches!(
+            to_data(v, 32, 200, &budget),
+            Err(ConvertError::Unsupported(_))
+        ));
+        // A range longer than the limit stops before it is built.
+        let r = heap
+            .alloc(crate::value::RangeObj {
+                start: 0,
+                stop: 1 << 40,
+                step: 1,
+            })
+            .unwrap();
+        assert!(matches!(
+            to_data(Value::Range(r), 32, 1 << 20, &budget),
+            Err(ConvertError::Bytes)
+        ));
+    }
+
+    #[test]
     fn depth_counts_scalars_as_one() {
         assert!(!Data::Int(1).depth_exceeds(1));
         let one = Data::List(vec![Data::Int(1)]);
