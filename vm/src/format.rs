@@ -665,6 +665,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
         _ => 1,
     };
     let mut index = 0usize;
+    // What `%s` and `%r` charged for the text they wrote, given back once
+    // the text is copied into the heap.
+    let mut text_charged = 0usize;
     let mut rest = format;
     loop {
         if out.len() > budget.limits.max_heap_bytes {
@@ -710,8 +713,15 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
             return Err(Error::msg("incomplete format"));
         };
         match conv {
-            's' => write_str(&mut out, arg, budget)?,
-            'r' => write_repr(&mut out, arg, budget)?,
+            's' | 'r' => {
+                let before = out.len();
+                if conv == 's' {
+                    write_str(&mut out, arg, budget)?;
+                } else {
+                    write_repr(&mut out, arg, budget)?;
+                }
+                text_charged += out.len() - before;
+            }
             'd' | 'i' | 'o' | 'x' | 'X' => {
                 let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
                     let msg = e.message().unwrap_or_default().to_string();
@@ -773,7 +783,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &str, args: Value<'h>) -> Result<Valu
     if out.len() > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
-    heap.str(&out)
+    let copy = heap.str(&out);
+    budget.release_heap(text_charged);
+    copy
 }
 
 #[cfg(test)]
