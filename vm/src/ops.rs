@@ -667,9 +667,19 @@ pub fn inplace_add<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Val
 fn extend_list<'h>(heap: Heap<'h>, x: &ListObj<'h>, from: Value<'h>) -> Result<()> {
     let budget = heap.budget;
     match from {
+        Value::List(y) if std::ptr::eq(x, y) => {
+            // `x += x` reads and grows the same list: the elements are
+            // copied first, into room made (and charged) beforehand.
+            let mut xs = x.items.borrow_mut();
+            let n = xs.len();
+            heap.reserve(&mut xs, n)?;
+            for i in 0..n {
+                let v = xs[i];
+                xs.push(v);
+            }
+        }
         Value::List(y) => {
-            // Copy first: `x += x` reads and grows the same list.
-            let ys: Vec<Value<'h>> = y.items.borrow().to_vec();
+            let ys = y.items.borrow();
             let mut xs = x.items.borrow_mut();
             heap.reserve(&mut xs, ys.len())?;
             xs.extend_from_slice(&ys);
