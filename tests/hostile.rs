@@ -272,6 +272,151 @@ fn squaring_a_huge_int() {
     assert_outcome(&program(body, "x > 0"), TIME, &[], LIMIT);
 }
 
+// Peak memory per family of allocating builtins and conversions: each
+// stops at the heap budget (or the value byte limit) with the process's
+// peak within the budget plus the allowance, and a smaller input of the same
+// shape gives its exact result.
+
+/// Steps enough for loops over millions of elements.
+const MANY_STEPS: &str = "--max-steps=1000000000000";
+
+#[test]
+fn peak_memory_of_splitting() {
+    let cases = [
+        (r#"len(("abcdefgh " * 2000000).split(" "))"#, LIMIT),
+        (r#"len(("abcdefgh " * 2000000).split())"#, LIMIT),
+        (
+            r#"len(("abcdefgh " * 2000000).rsplit(" ", 1999999))"#,
+            LIMIT,
+        ),
+        (r#"len(("ab\n" * 4000000).splitlines())"#, LIMIT),
+        (r#"len(list(("x" * 3000000).elems()))"#, LIMIT),
+        (r#"len(list(("é" * 1500000).codepoints()))"#, LIMIT),
+        (
+            r#"len(("abcdefgh " * 100000).split(" "))"#,
+            r#"{"result":100001}"#,
+        ),
+        (
+            r#"len(("ab\n" * 100000).splitlines())"#,
+            r#"{"result":100000}"#,
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_outcome(&program("", expr), TIME, &[], want);
+    }
+}
+
+#[test]
+fn peak_memory_of_building_lists() {
+    let cases = [
+        ("len(list(range(5000000)))", LIMIT),
+        ("len([i for i in range(5000000)])", LIMIT),
+        ("len([[i] for i in range(5000000)])", LIMIT),
+        ("len([str(i) for i in range(5000000)])", LIMIT),
+        ("len([0] * 3000000)", LIMIT),
+        ("len(list(range(1000000)) + list(range(1000000)))", LIMIT),
+        ("len(sorted(list(range(1500000)), reverse = True))", LIMIT),
+        ("len(sorted(range(1000000), key = lambda x: -x))", LIMIT),
+        ("len(list(range(100000)) + [1])", r#"{"result":100001}"#),
+    ];
+    for (expr, want) in cases {
+        assert_outcome(&program("", expr), TIME, &[MANY_STEPS], want);
+    }
+}
+
+#[test]
+fn peak_memory_of_building_strings() {
+    let cases = [
+        (r#"len(("x" * 1000000).replace("x", "y" * 40))"#, LIMIT),
+        (r#"len("".join([str(i) for i in range(3000000)]))"#, LIMIT),
+        (r#"len(("x" * 20000000) + ("y" * 20000000))"#, LIMIT),
+        (r#"len("ab" * 20000000)"#, LIMIT),
+        (r#"len("%s%s" % ("x" * 12000000, "y" * 12000000))"#, LIMIT),
+        (
+            r#"len("{}{}".format("x" * 12000000, "y" * 12000000))"#,
+            LIMIT,
+        ),
+        ("len(json.encode(list(range(1500000))))", LIMIT),
+        ("len(repr(list(range(1500000))))", LIMIT),
+        (
+            r#"len(("x" * 100000).replace("x", "yz"))"#,
+            r#"{"result":200000}"#,
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_outcome(&program("", expr), TIME, &[MANY_STEPS], want);
+    }
+}
+
+#[test]
+fn peak_memory_of_building_dicts() {
+    let cases = [
+        ("len({i: i for i in range(3000000)})", LIMIT),
+        ("len({str(i): i for i in range(3000000)})", LIMIT),
+        ("len(dict([(i, i) for i in range(3000000)]))", LIMIT),
+        ("len({i: i for i in range(100000)})", r#"{"result":100000}"#),
+    ];
+    for (expr, want) in cases {
+        assert_outcome(&program("", expr), TIME, &[MANY_STEPS], want);
+    }
+}
+
+#[test]
+fn peak_memory_of_decoding_json() {
+    let cases = [
+        (r#"len(json.decode("[" + "1," * 4000000 + "1]"))"#, LIMIT),
+        (
+            r#"len(json.decode("[" + "\"ab\"," * 1000000 + "1]"))"#,
+            LIMIT,
+        ),
+        (
+            r#"len(json.decode("[" + "{\"k\":[]}," * 500000 + "1]"))"#,
+            LIMIT,
+        ),
+        (
+            r#"len(json.decode("[" + "1," * 100000 + "1]"))"#,
+            r#"{"result":100001}"#,
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_outcome(&program("", expr), TIME, &[], want);
+    }
+}
+
+/// Statements that build `x`, a list 32 deep whose shared parts expand to
+/// 2^30 leaves, and `y`, 31 deep with 2^29 leaves.
+const SHARED: &str = "x = [\"leaf\"]\nfor i in range(30):\n    x = [x, x]\ny = x[0]";
+
+#[test]
+fn peak_memory_of_printing_shared_structures() {
+    // Each stops at the heap budget or, in a slow build, at the deadline.
+    for expr in ["len(str(x))", "len(json.encode(x))", r#"len("%s" % (x,))"#] {
+        assert_outcome(&program(SHARED, expr), TIME, &[], LIMIT);
+    }
+    // Small enough to print: 2^10 leaves.
+    let body = "x = [\"leaf\"]\nfor i in range(10):\n    x = [x, x]";
+    assert_outcome(
+        &program(body, "[len(str(x)), len(json.encode(x))]"),
+        TIME,
+        &[],
+        r#"{"result":[12284,11261]}"#,
+    );
+}
+
+#[test]
+fn peak_memory_of_converting_shared_structures() {
+    // The result and a capability argument stop at the value byte limit
+    // (1 MiB) without expanding the value.
+    for expr in [
+        "x",
+        "conformance.echo(value = y)",
+        "conformance.echo(value = \"v\", extra = y)",
+    ] {
+        let r = assert_outcome(&program(SHARED, expr), TIME, &[], LIMIT);
+        assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    }
+}
+
 // Time bombs: stopped by a short deadline inside builtins.
 
 #[test]
@@ -343,11 +488,27 @@ const DEEP: &str = "x = []\ny = []\nfor i in range(10000):\n    x = [x]\n    y =
 
 #[test]
 fn repr_of_a_deep_list() {
-    // Containers nested deeper than the VM's MAX_REPR_DEPTH (1,000) print
-    // as `[...]` (starlark-go, with Go's growable stacks, has no bound).
-    let want = format!("{}[...]{}", "[".repeat(1000), "]".repeat(1000));
-    let expr = format!("[len(repr(x)), repr(x) == {want:?}]");
-    assert_outcome(&program(DEEP, &expr), TIME, &[], "{\"result\":[2005,true]}");
+    // Printed in full, as starlark-go prints it (only cycles print `...`).
+    let want = format!("{}{}", "[".repeat(10001), "]".repeat(10001));
+    let expr = format!("[len(repr(x)), repr(x) == {want:?}, str(x) == repr(x)]");
+    assert_outcome(
+        &program(DEEP, &expr),
+        TIME,
+        &[],
+        "{\"result\":[20002,true,true]}",
+    );
+}
+
+#[test]
+fn repr_of_a_deep_dict_and_tuple() {
+    let body = "d = {}\nt = ()\nfor i in range(100000):\n    d = dict(k = d)\n    t = (t,)";
+    let expr = r#"[len(str(d)), str(d) == "{\"k\": " * 100000 + "{}" + "}" * 100000, len(repr(t)), repr(t) == "(" * 100000 + "()" + ",)" * 100000]"#;
+    assert_outcome(
+        &program(body, expr),
+        TIME,
+        &[],
+        "{\"result\":[700002,true,300002,true]}",
+    );
 }
 
 #[test]

@@ -265,6 +265,21 @@ impl Budget {
         Ok(())
     }
 
+    /// Gives back a charge for Rust memory that was freed (a transient
+    /// buffer charged while it lived, such as the text of a `repr` once it
+    /// is copied into the heap).
+    pub fn release_heap(&self, bytes: usize) {
+        self.heap_bytes
+            .set(self.heap_bytes.get().saturating_sub(bytes));
+    }
+
+    /// Heap bytes that may still be charged.
+    pub fn heap_left(&self) -> usize {
+        self.limits
+            .max_heap_bytes
+            .saturating_sub(self.heap_bytes.get())
+    }
+
     /// Heap bytes charged so far.
     pub fn heap_bytes(&self) -> usize {
         self.heap_bytes.get()

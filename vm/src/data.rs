@@ -345,25 +345,50 @@ impl ConvertError {
     }
 }
 
-/// Converts a value, allowing `max_depth` levels (scalar = 1), and gives
-/// the length of the result's compact JSON encoding with it (exactly
-/// [`Data::encoded_len`] of the result, counted in the same walk).
+/// Converts a value, allowing `max_depth` levels (scalar = 1) and
+/// `max_bytes` bytes of compact JSON, and gives the length of the result's
+/// encoding with it (exactly [`Data::encoded_len`] of the result, counted in
+/// the same walk).
+///
+/// The walk counts each value's bytes as it enters it and stops at the
+/// first problem it meets: a level too deep, a value JSON cannot carry, or
+/// the byte limit passed. So a value whose shared parts expand to far more
+/// than the limit (`x = [x, x]` thirty times) costs about `max_bytes` of
+/// work and of built data, never its expansion.
 pub fn to_data(
     v: Value<'_>,
     max_depth: u32,
+    max_bytes: usize,
     budget: &crate::budget::Budget,
 ) -> std::result::Result<(Data, usize), ConvertError> {
     let max = max_depth.min(MAX_CONVERSION_DEPTH);
-    let mut walk = Walk { steps: 0, len: 0 };
+    let mut walk = Walk {
+        steps: 0,
+        len: 0,
+        max_bytes,
+    };
     let d = convert(v, 1, max, budget, &mut walk)?;
     Ok((d, walk.len))
 }
 
 /// What a conversion counts as it goes: values visited (for the deadline
-/// checks) and encoded bytes.
+/// checks) and encoded bytes, with the byte limit.
 struct Walk {
     steps: usize,
     len: usize,
+    max_bytes: usize,
+}
+
+impl Walk {
+    /// Counts `n` more encoded bytes; fails once past the limit.
+    #[inline]
+    fn add(&mut self, n: usize) -> std::result::Result<(), ConvertError> {
+        self.len = self.len.saturating_add(n);
+        if self.len > self.max_bytes {
+            return Err(ConvertError::Bytes);
+        }
+        Ok(())
+    }
 }
 
 fn convert(
@@ -380,10 +405,19 @@ fn convert(
     if walk.steps.is_multiple_of(4096) {
         budget.check_time().map_err(ConvertError::Time)?;
     }
-    let (d, own) = match v {
-        Value::None => (Data::Null, 4),
-        Value::Bool(b) => (Data::Bool(b), if b { 4 } else { 5 }),
-        Value::Int(i) => (Data::Int(i), int_len(i)),
+    Ok(match v {
+        Value::None => {
+            walk.add(4)?;
+            Data::Null
+        }
+        Value::Bool(b) => {
+            walk.add(if b { 4 } else { 5 })?;
+            Data::Bool(b)
+        }
+        Value::Int(i) => {
+            walk.add(int_len(i))?;
+            Data::Int(i)
+        }
         Value::BigInt(_) => {
             return Err(ConvertError::Unsupported(
                 "int out of signed 64-bit range".into(),
@@ -396,53 +430,57 @@ fn convert(
                     crate::format::float_str(f)
                 )));
             }
-            (Data::Float(f), float_len(f))
+            walk.add(float_len(f))?;
+            Data::Float(f)
         }
         Value::Str(s) => {
             // Invalid bytes become U+FFFD, as Go's JSON encoder writes them.
             let t = crate::text::lossy(s.text);
-            let len = json_str_len(&t);
-            (Data::Str(t.into_owned()), len)
+            walk.add(json_str_len(&t))?;
+            Data::Str(t.into_owned())
         }
         Value::List(l) => {
             let items = l.items.borrow();
+            walk.add(list_frame_len(items.len()))?;
             let mut out = Vec::with_capacity(items.len());
             for x in items.iter() {
                 out.push(convert(*x, depth + 1, max, budget, walk)?);
             }
-            (Data::List(out), list_frame_len(items.len()))
+            Data::List(out)
         }
         Value::Tuple(t) => {
+            walk.add(list_frame_len(t.items.len()))?;
             let mut out = Vec::with_capacity(t.items.len());
             for x in t.items {
                 out.push(convert(*x, depth + 1, max, budget, walk)?);
             }
-            (Data::List(out), list_frame_len(t.items.len()))
+            Data::List(out)
         }
         Value::Range(r) => {
             // A range becomes the array of its elements, as the reference
-            // converts it; its size is known before anything is built.
+            // converts it; each element takes at least one byte, so a range
+            // too long for the limit stops before anything is built.
             let n = r.len();
             if depth + 1 > max && n > 0 {
                 return Err(ConvertError::Depth);
             }
-            if n as u64 > budget.limits.max_value_bytes as u64 {
+            let n = n as usize;
+            if list_frame_len(n).saturating_add(n) > walk.max_bytes.saturating_sub(walk.len) {
                 return Err(ConvertError::Bytes);
             }
-            let mut len = list_frame_len(n as usize);
-            let items = (0..n)
-                .map(|i| {
-                    let x = r.at(i);
-                    len = len.saturating_add(int_len(x));
-                    Data::Int(x)
-                })
-                .collect();
-            (Data::List(items), len)
+            walk.add(list_frame_len(n))?;
+            let mut items = Vec::with_capacity(n);
+            for i in 0..n as i64 {
+                let x = r.at(i);
+                walk.add(int_len(x))?;
+                items.push(Data::Int(x));
+            }
+            Data::List(items)
         }
         Value::Dict(d) => {
             let map = d.map.borrow();
+            walk.add(map_frame_len(map.len()))?;
             let mut out = Vec::with_capacity(map.len());
-            let mut len = map_frame_len(map.len());
             for (k, x) in map.iter() {
                 let Value::Str(k) = k else {
                     return Err(ConvertError::Unsupported(format!(
@@ -451,10 +489,10 @@ fn convert(
                     )));
                 };
                 let k = crate::text::lossy(k.text);
-                len = len.saturating_add(json_str_len(&k));
+                walk.add(json_str_len(&k))?;
                 out.push((k.into_owned(), convert(x, depth + 1, max, budget, walk)?));
             }
-            (Data::Map(out), len)
+            Data::Map(out)
         }
         other => {
             return Err(ConvertError::Unsupported(format!(
@@ -462,9 +500,7 @@ fn convert(
                 other.type_name()
             )))
         }
-    };
-    walk.len = walk.len.saturating_add(own);
-    Ok(d)
+    })
 }
 
 /// Converts host data into values in the execution's heap. The caller has
@@ -689,12 +725,12 @@ mod tests {
             Value::Dict(dict),
         ];
         for v in values {
-            let (d, len) = to_data(v, 10, &budget).unwrap();
+            let (d, len) = to_data(v, 10, usize::MAX, &budget).unwrap();
             assert_eq!(len, d.to_json_string().len(), "{}", d.to_json_string());
             assert_eq!(len, d.encoded_len(usize::MAX));
         }
         // A keyword-argument map: its frame plus each key and value.
-        let (d, len) = to_data(Value::Dict(dict), 10, &budget).unwrap();
+        let (d, len) = to_data(Value::Dict(dict), 10, usize::MAX, &budget).unwrap();
         let Data::Map(entries) = d else { panic!() };
         let parts = entries
             .iter()
@@ -703,6 +739,62 @@ mod tests {
             });
         assert_eq!(parts, len);
         assert_eq!(map_frame_len(0), "{}".len());
+    }
+
+    #[test]
+    fn conversion_stops_at_the_byte_limit_without_expanding_shared_parts() {
+        use crate::budget::{Budget, Limits};
+        let bump = bumpalo::Bump::new();
+        let budget = Budget::new(Limits::default(), std::time::Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        // 32 deep, 2^30 leaves of `["leaf"]`: 2^30 * 11 - 3 bytes in all.
+        let mut x = heap.list(&[heap.str("leaf").unwrap()]).unwrap();
+        for _ in 0..30 {
+            x = heap.list(&[x, x]).unwrap();
+        }
+        let start = std::time::Instant::now();
+        assert!(matches!(
+            to_data(x, 32, 1 << 20, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        // Exactly at the limit passes, one byte less fails: 2^10 leaves.
+        let mut y = heap.list(&[heap.str("leaf").unwrap()]).unwrap();
+        for _ in 0..10 {
+            y = heap.list(&[y, y]).unwrap();
+        }
+        let exact = (1 << 10) * 11 - 3;
+        let (d, len) = to_data(y, 32, exact, &budget).unwrap();
+        assert_eq!((len, d.to_json_string().len()), (exact, exact));
+        assert!(matches!(
+            to_data(y, 32, exact - 1, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        // The first problem met wins: a long prefix before a big int is
+        // too long; a big int before the limit is unsupported.
+        let long = heap.str(&"x".repeat(100)).unwrap();
+        let big = heap.int(num_bigint::BigInt::from(1) << 70).unwrap();
+        let v = heap.list(&[long, big]).unwrap();
+        assert!(matches!(
+            to_data(v, 32, 50, &budget),
+            Err(ConvertError::Bytes)
+        ));
+        assert!(matches!(
+            to_data(v, 32, 200, &budget),
+            Err(ConvertError::Unsupported(_))
+        ));
+        // A range longer than the limit stops before it is built.
+        let r = heap
+            .alloc(crate::value::RangeObj {
+                start: 0,
+                stop: 1 << 40,
+                step: 1,
+            })
+            .unwrap();
+        assert!(matches!(
+            to_data(Value::Range(r), 32, 1 << 20, &budget),
+            Err(ConvertError::Bytes)
+        ));
     }
 
     #[test]

@@ -165,18 +165,19 @@ fn run<'h>(
     thread.allow_native = true;
     let result = thread.call(main, &[], &[])?;
     let limits = &budget.limits;
-    let (data, len) =
-        data::to_data(result, limits.max_value_depth, budget).map_err(|e| match e {
-            ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
-            ConvertError::Bytes => Error::limit(LimitKind::ValueBytes),
-            ConvertError::Unsupported(m) => {
-                Error::msg(format!("main returned an invalid result: {m}"))
-            }
-            ConvertError::Time(e) => e,
-        })?;
-    if len > limits.max_value_bytes {
-        return Err(Error::limit(LimitKind::ValueBytes));
-    }
+    let (data, len) = data::to_data(
+        result,
+        limits.max_value_depth,
+        limits.max_value_bytes,
+        budget,
+    )
+    .map_err(|e| match e {
+        ConvertError::Depth => Error::limit(LimitKind::ValueDepth),
+        ConvertError::Bytes => Error::limit(LimitKind::ValueBytes),
+        ConvertError::Unsupported(m) => Error::msg(format!("main returned an invalid result: {m}")),
+        ConvertError::Time(e) => e,
+    })?;
+    debug_assert!(len <= limits.max_value_bytes);
     budget.check_time()?;
     Ok(data)
 }

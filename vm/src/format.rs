@@ -4,23 +4,21 @@
 //! Floats follow Go's `strconv.FormatFloat` (`%g` with the shortest
 //! round-trip digits, plus `.0` when the text would read as an int), strings
 //! are quoted with double quotes and Go's escapes, and containers print
-//! their elements' `repr`. Printing is bounded: a list or dict that contains
-//! itself prints `[...]`/`{...}` as in starlark-go, nesting deeper than
-//! [`MAX_REPR_DEPTH`] prints `...` instead of recursing further (our choice:
-//! starlark-go has no limit, but Rust's stack is finite), the output may not
-//! outgrow the heap limit, and the deadline is checked as elements are
-//! written. Big ints are converted to decimal only when the estimated cost of
+//! their elements' `repr`. Printing is bounded without cutting anything
+//! short: a list or dict that contains itself prints `[...]`/`{...}` as in
+//! starlark-go (only a cycle prints `...`), nesting of any depth is printed
+//! in full from an explicit stack (no Rust recursion), the text may not
+//! outgrow what is left of the heap budget and is charged to it, and the
+//! deadline is checked as elements are written. Big ints are converted to decimal only when the estimated cost of
 //! that quadratic conversion fits in the time left.
 
 use crate::budget::{Budget, BYTES_PER_UNIT, ITEM_UNITS, WORK_BLOCK};
 use crate::error::{Error, LimitKind, Result};
 use crate::heap::Heap;
-use crate::value::{BigIntObj, Value};
+use crate::value::{BigIntObj, DictObj, ListObj, Value};
+use rustc_hash::FxHashSet;
 use std::fmt::Write as _;
-
-/// Containers nested deeper than this print `...` in place of their
-/// content, so printing never recurses without bound.
-pub const MAX_REPR_DEPTH: usize = 1000;
+use std::mem::size_of;
 
 /// Ints with more 32-bit digits than this are converted to decimal only
 /// after their cost is weighed against the time left.
@@ -316,21 +314,72 @@ fn write_escaped(out: &mut String, s: &[u8]) {
 // ---------------------------------------------------------------------------
 // repr and str
 
-/// The state of one printing: the containers being printed (for cycles),
-/// the output charged as work so far and the budget.
-struct Printer<'b> {
-    budget: &'b Budget,
-    path: Vec<*const ()>,
-    /// The output length up to which the bytes written are charged.
-    charged_len: usize,
+/// A container being printed, and how far.
+enum Open<'v> {
+    List {
+        list: &'v ListObj<'v>,
+        next: usize,
+    },
+    Tuple {
+        items: &'v [Value<'v>],
+        next: usize,
+    },
+    Dict {
+        dict: &'v DictObj<'v>,
+        next: usize,
+        /// Whether an entry was written.
+        any: bool,
+        /// The value of the entry whose key was just written.
+        pending: Option<Value<'v>>,
+    },
 }
 
-impl Printer<'_> {
+/// What one level of the cycle path costs at most: its address in the
+/// path and in the set of deep entries.
+const PATH_ENTRY_BYTES: usize = 32;
+
+/// Containers on the printing path checked by a scan; deeper ones go to a
+/// set, so a value nested a million deep prints in linear time.
+const SCANNED_PATH: usize = 32;
+
+/// The state of one printing: the open containers (an explicit stack, so
+/// depth costs no Rust stack), the lists and dicts among them (for
+/// cycles), the elements written (for deadline checks), the room left for
+/// the text, and the budget.
+struct Printer<'b, 'v> {
+    budget: &'b Budget,
+    open: Vec<Open<'v>>,
+    /// The lists and dicts being printed, outermost first: the first
+    /// [`SCANNED_PATH`] here, the rest in `deep_path` as well.
+    path: Vec<*const ()>,
+    deep_path: FxHashSet<*const ()>,
+    /// The output length up to which the bytes written are charged as work.
+    charged_len: usize,
+    /// The output length this printing may reach.
+    max_len: usize,
+    /// Bytes of Rust memory the open-container stack and the path may
+    /// hold, charged to the heap budget.
+    charged_stack: usize,
+}
+
+impl<'b, 'v> Printer<'b, 'v> {
+    fn new(budget: &'b Budget, out: &str) -> Printer<'b, 'v> {
+        Printer {
+            budget,
+            open: Vec::new(),
+            path: Vec::new(),
+            deep_path: FxHashSet::default(),
+            charged_len: out.len(),
+            max_len: out.len().saturating_add(budget.heap_left()),
+            charged_stack: 0,
+        }
+    }
+
     /// Charges the element about to be written and the bytes written since
     /// the last charge, so a few huge elements count as much as many small
     /// ones.
     fn tick(&mut self, out: &str) -> Result<()> {
-        if out.len() > self.budget.limits.max_heap_bytes {
+        if out.len() > self.max_len {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         self.charge_output(out, ITEM_UNITS)
@@ -343,7 +392,130 @@ impl Printer<'_> {
         self.budget.charge_work(extra + units as u64)
     }
 
-    fn write(&mut self, out: &mut String, v: Value<'_>) -> Result<()> {
+    fn on_path(&self, id: *const ()) -> bool {
+        self.path[..self.path.len().min(SCANNED_PATH)].contains(&id)
+            || (self.path.len() > SCANNED_PATH && self.deep_path.contains(&id))
+    }
+
+    /// Opens a list or dict unless it is already being printed (a cycle).
+    fn enter(&mut self, id: *const (), frame: Open<'v>) -> Result<bool> {
+        if self.on_path(id) {
+            return Ok(false);
+        }
+        if self.path.len() >= SCANNED_PATH {
+            self.deep_path.insert(id);
+        }
+        self.path.push(id);
+        self.push(frame)?;
+        Ok(true)
+    }
+
+    /// Pushes an open container, charging the growth of the stack (and of
+    /// the path beside it) to the heap budget: a deep value needs a stack
+    /// as deep as the value.
+    fn push(&mut self, frame: Open<'v>) -> Result<()> {
+        let len = self.open.len();
+        if len == self.open.capacity() {
+            let cap = len.saturating_mul(2).max(8);
+            let bytes = cap.saturating_mul(size_of::<Open<'_>>() + PATH_ENTRY_BYTES);
+            if bytes > self.charged_stack {
+                self.budget.charge_heap(bytes - self.charged_stack)?;
+                self.charged_stack = bytes;
+            }
+            self.open.reserve_exact(cap - len);
+        }
+        self.open.push(frame);
+        Ok(())
+    }
+
+    /// Closes the innermost container.
+    fn close(&mut self, out: &mut String) {
+        let Some(frame) = self.open.pop() else { return };
+        match frame {
+            Open::List { .. } | Open::Dict { .. } => {
+                if let Some(id) = self.path.pop() {
+                    if self.path.len() >= SCANNED_PATH {
+                        self.deep_path.remove(&id);
+                    }
+                }
+                out.push(if matches!(frame, Open::List { .. }) {
+                    ']'
+                } else {
+                    '}'
+                });
+            }
+            Open::Tuple { items, .. } => {
+                if items.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+        }
+    }
+
+    /// Writes `v` and everything in it.
+    fn write(&mut self, out: &mut String, v: Value<'v>) -> Result<()> {
+        let depth = self.open.len();
+        self.value(out, v)?;
+        while self.open.len() > depth {
+            let next = match self.open.last_mut() {
+                Some(Open::List { list, next }) => {
+                    let x = list.get(*next);
+                    if x.is_some() && *next > 0 {
+                        out.push_str(", ");
+                    }
+                    *next += 1;
+                    x
+                }
+                Some(Open::Tuple { items, next }) => {
+                    let x = items.get(*next).copied();
+                    if x.is_some() && *next > 0 {
+                        out.push_str(", ");
+                    }
+                    *next += 1;
+                    x
+                }
+                Some(Open::Dict {
+                    dict,
+                    next,
+                    any,
+                    pending,
+                }) => {
+                    if let Some(x) = pending.take() {
+                        out.push_str(": ");
+                        Some(x)
+                    } else {
+                        let map = dict.map.borrow();
+                        let mut found = None;
+                        while let Some(entry) = map.entry_at(*next) {
+                            *next += 1;
+                            if let Some(kx) = entry {
+                                found = Some(kx);
+                                break;
+                            }
+                        }
+                        found.map(|(k, x)| {
+                            if *any {
+                                out.push_str(", ");
+                            }
+                            *any = true;
+                            *pending = Some(x);
+                            k
+                        })
+                    }
+                }
+                None => None,
+            };
+            match next {
+                Some(x) => self.value(out, x)?,
+                None => self.close(out),
+            }
+        }
+        Ok(())
+    }
+    /// Writes a scalar, or opens a container (its elements are written by
+    /// [`Printer::write`]).
+    fn value(&mut self, out: &mut String, v: Value<'v>) -> Result<()> {
         self.tick(out)?;
         match v {
             Value::None => out.push_str("None"),
@@ -357,73 +529,34 @@ impl Printer<'_> {
             Value::List(l) => {
                 out.push('[');
                 let id = l as *const _ as *const ();
-                if self.path.contains(&id) || self.path.len() >= MAX_REPR_DEPTH {
-                    out.push_str("...");
-                } else {
-                    self.path.push(id);
-                    let mut i = 0;
-                    // Re-borrow per element: printing never mutates, but the
-                    // list is read by index so no borrow spans the recursion.
-                    while let Some(x) = l.get(i) {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        self.write(out, x)?;
-                        i += 1;
-                    }
-                    self.path.pop();
+                if !self.enter(id, Open::List { list: l, next: 0 })? {
+                    out.push_str("...]");
                 }
-                out.push(']');
             }
             Value::Tuple(t) => {
+                // Tuples cannot contain themselves: not on the cycle path.
                 out.push('(');
-                if self.path.len() >= MAX_REPR_DEPTH {
-                    out.push_str("...");
-                } else {
-                    // Tuples cannot contain themselves, but they count
-                    // towards the depth bound.
-                    self.path.push(std::ptr::null());
-                    for (i, &x) in t.items.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        self.write(out, x)?;
-                    }
-                    self.path.pop();
-                    if t.items.len() == 1 {
-                        out.push(',');
-                    }
-                }
-                out.push(')');
+                self.push(Open::Tuple {
+                    items: t.items,
+                    next: 0,
+                })?;
             }
             Value::Dict(d) => {
                 out.push('{');
                 let id = d as *const _ as *const ();
-                if self.path.contains(&id) || self.path.len() >= MAX_REPR_DEPTH {
-                    out.push_str("...");
-                } else {
-                    self.path.push(id);
-                    let mut i = 0;
-                    let mut first = true;
-                    loop {
-                        let entry = d.map.borrow().entry_at(i);
-                        let Some(entry) = entry else { break };
-                        i += 1;
-                        let Some((k, x)) = entry else { continue };
-                        if !first {
-                            out.push_str(", ");
-                        }
-                        first = false;
-                        self.write(out, k)?;
-                        out.push_str(": ");
-                        self.write(out, x)?;
-                    }
-                    self.path.pop();
+                let frame = Open::Dict {
+                    dict: d,
+                    next: 0,
+                    any: false,
+                    pending: None,
+                };
+                if !self.enter(id, frame)? {
+                    out.push_str("...}");
                 }
-                out.push('}');
             }
             Value::Elems(e) => {
-                self.write(out, e.source)?;
+                // The source is a string or bytes: a scalar.
+                self.value(out, e.source)?;
                 let _ = write!(out, ".{}()", e.kind.method());
             }
             Value::Range(r) => {
@@ -466,29 +599,31 @@ impl Printer<'_> {
     }
 }
 
-/// Appends `repr(v)` to `out`.
+/// Appends `repr(v)` to `out`. The text may take what is left of the heap
+/// budget, and is charged to it: whoever keeps it copies it into the heap,
+/// so text and copy together stay within the budget (and may then give the
+/// text's charge back with [`Budget::release_heap`]).
 pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()> {
-    let mut p = Printer {
-        budget,
-        path: Vec::new(),
-        charged_len: out.len(),
-    };
-    p.write(out, v)?;
+    let start = out.len();
+    let mut p = Printer::new(budget, out);
+    let written = p.write(out, v);
+    // The stack is freed here, whatever happened.
+    budget.release_heap(p.charged_stack);
+    written?;
     // The last element's text, which no later element's tick charged.
     p.charge_output(out, 0)?;
-    if out.len() > budget.limits.max_heap_bytes {
+    if out.len() > p.max_len {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
-    Ok(())
+    budget.charge_heap(out.len() - start)
 }
 
-/// Appends `str(v)` to `out`: a string's own bytes, otherwise its `repr`.
+/// Appends `str(v)` to `out`: a string's own bytes, otherwise its `repr`,
+/// charged to the heap budget like [`write_repr`].
 pub fn write_str(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()> {
     match v {
         Value::Str(s) => {
-            if out.len().saturating_add(s.text.len()) > budget.limits.max_heap_bytes {
-                return Err(Error::limit(LimitKind::HeapBytes));
-            }
+            budget.charge_heap(s.text.len())?;
             budget.charge_bytes(s.text.len())?;
             out.extend_from_slice(s.text);
             Ok(())
@@ -505,11 +640,21 @@ pub fn write_repr_bytes(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Res
     Ok(())
 }
 
-/// `repr(v)` as a new Rust string (for error messages and builtins).
+/// `repr(v)` as a new Rust string (for error messages and builtins),
+/// charged to the heap budget as [`write_repr`] says.
 pub fn repr(v: Value<'_>, budget: &Budget) -> Result<String> {
     let mut s = String::new();
     write_repr(&mut s, v, budget)?;
     Ok(s)
+}
+
+/// `repr(v)` as a string value: the text is charged while it is built and
+/// copied, and its charge given back once the copy is made.
+pub fn repr_value<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<Value<'h>> {
+    let s = repr(v, heap.budget)?;
+    let copy = heap.str(&s);
+    heap.budget.release_heap(s.len());
+    copy
 }
 
 // ---------------------------------------------------------------------------
@@ -563,6 +708,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
         _ => 1,
     };
     let mut index = 0usize;
+    // What `%s` and `%r` charged for the text they wrote, given back once
+    // the text is copied into the heap.
+    let mut text_charged = 0usize;
     let mut rest = format;
     loop {
         if out.len() > budget.limits.max_heap_bytes {
@@ -614,13 +762,15 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
         };
         let conv = conv as char;
         match conv {
-            's' | 'r' => match arg {
-                Value::Str(s) if conv == 's' => {
-                    budget.charge_bytes(s.text.len())?;
-                    out.extend_from_slice(s.text)
+            's' | 'r' => {
+                let before = out.len();
+                if conv == 's' {
+                    write_str(&mut out, arg, budget)?;
+                } else {
+                    write_repr_bytes(&mut out, arg, budget)?;
                 }
-                _ => write_repr_bytes(&mut out, arg, budget)?,
-            },
+                text_charged += out.len() - before;
+            }
             'd' | 'i' | 'o' | 'x' | 'X' => {
                 let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
                     let msg = e.message().unwrap_or_default().to_string();
@@ -685,7 +835,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
     if out.len() > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
-    heap.str(&out)
+    let copy = heap.str(&out);
+    budget.release_heap(text_charged);
+    copy
 }
 
 #[cfg(test)]
@@ -945,18 +1097,68 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_is_bounded() {
+    fn deep_nesting_prints_in_full() {
         let bump = Bump::new();
         let b = budget();
         let heap = Heap::new(&bump, &b);
         let mut v = Value::Int(1);
-        for _ in 0..100_000 {
-            v = heap.list(&[v]).unwrap();
+        let mut d = heap.dict(0).unwrap();
+        for i in 0..100_000 {
+            v = if i % 3 == 0 {
+                heap.tuple(&[v]).unwrap()
+            } else {
+                heap.list(&[v]).unwrap()
+            };
+            let outer = heap.dict(1).unwrap();
+            let k = heap.str("k").unwrap();
+            outer.map.borrow_mut().insert(k, Value::Dict(d)).unwrap();
+            d = outer;
         }
         let s = repr(v, &b).unwrap();
-        assert!(s.starts_with("[[[["));
-        assert!(s.contains("[...]"));
-        assert_eq!(s.len(), 2 * (MAX_REPR_DEPTH + 1) + 3);
+        let mut want: String = (0..100_000)
+            .rev()
+            .map(|i| if i % 3 == 0 { '(' } else { '[' })
+            .collect();
+        want.push('1');
+        for i in 0..100_000 {
+            want.push_str(if i % 3 == 0 { ",)" } else { "]" });
+        }
+        assert_eq!(s.len(), 1 + 2 * 100_000 + 100_000usize.div_ceil(3));
+        assert!(s == want);
+        assert!(!s.contains("..."));
+        let s = repr(Value::Dict(d), &b).unwrap();
+        assert_eq!(
+            s,
+            format!("{}{{}}{}", "{\"k\": ".repeat(100_000), "}".repeat(100_000))
+        );
+    }
+
+    #[test]
+    fn only_cycles_print_dots() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        // f = [1]; g = (f, [f, (f,)]); f.append(g): tuples are not on the
+        // cycle path, as in starlark-go.
+        let Value::List(f) = heap.list(&[Value::Int(1)]).unwrap() else {
+            unreachable!()
+        };
+        let inner = heap.tuple(&[Value::List(f)]).unwrap();
+        let l2 = heap.list(&[Value::List(f), inner]).unwrap();
+        let g = heap.tuple(&[Value::List(f), l2]).unwrap();
+        f.items.borrow_mut().push(g);
+        assert_eq!(
+            repr(Value::List(f), &b).unwrap(),
+            "[1, ([...], [[...], ([...],)])]"
+        );
+        assert_eq!(
+            repr(g, &b).unwrap(),
+            "([1, ([...], [[...], ([...],)])], [[1, ([...], [...])], ([1, ([...], [...])],)])"
+        );
+        let e = heap.dict(1).unwrap();
+        let k = heap.str("k").unwrap();
+        e.map.borrow_mut().insert(k, Value::Dict(e)).unwrap();
+        assert_eq!(repr(Value::Dict(e), &b).unwrap(), r#"{"k": {...}}"#);
     }
 
     #[test]

@@ -15,6 +15,13 @@ use num_bigint::BigInt;
 use std::cell::{Cell, RefCell};
 use std::mem::size_of;
 
+/// What text of `len` bytes takes in the arena: objects are 8-byte
+/// aligned, so the bytes before the next one round up to a multiple of 8.
+#[inline]
+fn text_bytes(len: usize) -> usize {
+    len.saturating_add(7) & !7
+}
+
 /// Allocation in the arena of one execution, charged to its budget.
 #[derive(Clone, Copy)]
 pub struct Heap<'h> {
@@ -43,7 +50,7 @@ impl<'h> Heap<'h> {
     /// A string value holding a copy of `s` (text or any bytes).
     pub fn str<S: AsRef<[u8]> + ?Sized>(&self, s: &S) -> Result<Value<'h>> {
         let s = s.as_ref();
-        self.charge(s.len() + size_of::<StrObj>())?;
+        self.charge(text_bytes(s.len()) + size_of::<StrObj>())?;
         let text = self.bump.alloc_slice_copy(s);
         Ok(Value::Str(self.bump.alloc(StrObj { text })))
     }
@@ -52,7 +59,7 @@ impl<'h> Heap<'h> {
     /// of their total length plus the string object.
     pub fn concat(&self, a: &[u8], b: &[u8]) -> Result<Value<'h>> {
         let total = a.len().saturating_add(b.len());
-        self.charge(total)?;
+        self.charge(text_bytes(total))?;
         if total > 1024 {
             self.budget.charge_bytes(total)?;
         }
@@ -76,7 +83,7 @@ impl<'h> Heap<'h> {
 
     /// A string builder of `capacity` bytes, charged up front.
     pub fn string_builder(&self, capacity: usize) -> Result<StrBuf<'h>> {
-        self.charge(capacity)?;
+        self.charge(text_bytes(capacity))?;
         Ok(StrBuf(BumpVec::with_capacity_in(capacity, self.bump)))
     }
 
@@ -87,7 +94,7 @@ impl<'h> Heap<'h> {
 
     /// A bytes value holding a copy of `b`.
     pub fn bytes(&self, b: &[u8]) -> Result<Value<'h>> {
-        self.charge(b.len() + size_of::<BytesObj>())?;
+        self.charge(text_bytes(b.len()) + size_of::<BytesObj>())?;
         let bytes = self.bump.alloc_slice_copy(b);
         Ok(Value::Bytes(self.bump.alloc(BytesObj { bytes })))
     }

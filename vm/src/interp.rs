@@ -573,11 +573,18 @@ impl<'h> Thread<'h> {
         // The arguments' compact JSON length, as one object.
         let mut arg_bytes = data::map_frame_len(named.len());
         for (k, v) in named {
-            let (d, len) = data::to_data(*v, limits.max_value_depth.saturating_sub(1), self.budget)
-                .map_err(|e| e.into_limit_or_args(k))?;
-            arg_bytes = arg_bytes
-                .saturating_add(data::json_str_len(k))
-                .saturating_add(len);
+            arg_bytes = arg_bytes.saturating_add(data::json_str_len(k));
+            // Each argument gets what the ones before it left of the limit,
+            // so the conversion stops as soon as the set is too long.
+            let room = limits.max_value_bytes.saturating_sub(arg_bytes);
+            let (d, len) = data::to_data(
+                *v,
+                limits.max_value_depth.saturating_sub(1),
+                room,
+                self.budget,
+            )
+            .map_err(|e| e.into_limit_or_args(k))?;
+            arg_bytes = arg_bytes.saturating_add(len);
             args.push(((*k).to_string(), d));
         }
         if arg_bytes > limits.max_value_bytes {

@@ -230,6 +230,43 @@ fn heap_limit_stops_growing_lists() {
 }
 
 #[test]
+fn printed_text_is_charged_while_it_lives() {
+    // A 1 MB string printed five times under an 8 MiB heap: each copy in
+    // the heap stays (1 MB each), the text it was copied from is charged
+    // only while it lives, so all five fit.
+    let limits = Limits {
+        max_heap_bytes: 8 << 20,
+        ..Limits::default()
+    };
+    let cases = [
+        ("repr(x)", 1_000_002),
+        ("str([x])", 1_000_004),
+        ("\"%s\" % x", 1_000_000),
+        ("\"%r\" % x", 1_000_002),
+        ("\"{}\".format(x)", 1_000_000),
+        ("\"{!r}\".format(x)", 1_000_002),
+        ("json.encode(x)", 1_000_002),
+    ];
+    for (expr, n) in cases {
+        let src = format!(
+            "def main():\n    x = \"a\" * 1000000\n    return [len({expr}) for i in range(5)]\n"
+        );
+        assert_eq!(
+            run(&src, &limits).map(|d| d.to_json_string()),
+            Ok(format!("[{n},{n},{n},{n},{n}]")),
+            "{expr}"
+        );
+    }
+    // Text that, with its copy, would not fit fails before the copy is
+    // made: 3 MB of text and 3 MB of copy under 8 MiB with 3 MB in use.
+    let src = "def main():\n    x = \"a\" * 3000000\n    return len(repr(x))\n";
+    assert_eq!(
+        run(src, &limits),
+        Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
+    );
+}
+
+#[test]
 fn deadline_stops_an_endless_loop_in_time() {
     let deadline = Duration::from_millis(200);
     let limits = Limits {

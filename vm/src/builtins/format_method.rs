@@ -43,6 +43,7 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let (mut auto, mut manual) = (false, false);
     let mut index = 0;
     let mut out: Vec<u8> = Vec::with_capacity(fmt.len());
+    let mut text_charged = 0usize;
     let max = th.budget.limits.max_heap_bytes;
     loop {
         if out.len() > max {
@@ -116,6 +117,7 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
                 lossy(spec)
             )));
         }
+        let before = out.len();
         match conv {
             b"s" => write_str(&mut out, arg, th)?,
             b"r" => format::write_repr_bytes(&mut out, arg, th.budget)?,
@@ -125,8 +127,12 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
                 return Err(Error::msg(format!("format: unknown conversion {q}")));
             }
         }
+        text_charged += out.len() - before;
     }
     let mut b = th.heap.string_builder(out.len())?;
     b.push_str(&out);
+    // The fields' text was charged as it was written; the copy is now in
+    // the heap.
+    th.budget.release_heap(text_charged);
     th.heap.finish_str(b)
 }

@@ -19,6 +19,7 @@ use crate::interp::Thread;
 use crate::value::Value;
 use num_bigint::BigInt;
 use std::fmt::Write;
+use std::mem::size_of;
 
 /// The deepest nesting `encode`, `decode` and `indent` accept.
 pub const MAX_DEPTH: usize = 512;
@@ -170,7 +171,9 @@ impl Encoder<'_> {
     fn emit(&mut self, x: Value<'_>) -> Result<()> {
         self.steps += 1;
         args::tick(self.budget, self.steps)?;
-        if self.out.len() > self.budget.limits.max_heap_bytes {
+        // The text is charged to the heap when done, and then copied into
+        // it: it may take what is left.
+        if self.out.len() > self.budget.heap_left() {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         self.charge_output()?;
@@ -215,6 +218,9 @@ impl Encoder<'_> {
             }
             Value::Str(s) => quote(&mut self.out, s.text, self.budget)?,
             Value::Dict(d) => {
+                // The sorted copy of the entries is charged while it lives.
+                let copy_bytes = d.len().saturating_mul(size_of::<(&[u8], Value<'_>)>());
+                self.budget.charge_heap(copy_bytes)?;
                 let mut items: Vec<(&[u8], Value<'_>)> = Vec::with_capacity(d.len());
                 for (k, v) in d.map.borrow().iter() {
                     match k {
@@ -241,6 +247,7 @@ impl Encoder<'_> {
                         e.prefixed(&format!("in dict key {key}: "))
                     })?;
                 }
+                self.budget.release_heap(copy_bytes);
                 self.out.push('}');
             }
             Value::List(_) | Value::Tuple(_) | Value::Range(_) | Value::Elems(_) => {
@@ -257,14 +264,18 @@ impl Encoder<'_> {
                     self.out.push(']');
                     return Ok(());
                 }
-                let items: Vec<Value<'_>> = match x {
-                    Value::List(l) => l.items.borrow().to_vec(),
-                    Value::Tuple(t) => t.items.to_vec(),
+                // Read by index (a list re-borrowed per element), so no
+                // copy of the elements is made and no borrow spans the
+                // recursion.
+                let item = |i: usize| match x {
+                    Value::List(l) => l.get(i),
+                    Value::Tuple(t) => t.items.get(i).copied(),
                     // `s.elems()` and friends are iterable, so an array.
-                    Value::Elems(e) => e.items.to_vec(),
-                    _ => Vec::new(),
+                    Value::Elems(e) => e.items.get(i).copied(),
+                    _ => None,
                 };
-                for (i, v) in items.into_iter().enumerate() {
+                for i in 0.. {
+                    let Some(v) = item(i) else { break };
                     if i > 0 {
                         self.out.push(',');
                     }
@@ -296,7 +307,11 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
     // The last element's text, which no later element charged.
     enc.charge_output()?;
-    th.heap.str(&enc.out)
+    // The text is charged while it is copied into the heap.
+    th.budget.charge_heap(enc.out.len())?;
+    let copy = th.heap.str(&enc.out);
+    th.budget.release_heap(enc.out.len());
+    copy
 }
 
 // ---------------------------------------------------------------------------

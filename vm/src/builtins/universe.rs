@@ -623,8 +623,7 @@ fn range<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn repr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("repr", a, 1, 1)?;
-    let s = format::repr(p[0], th.budget)?;
-    th.heap.str(&s)
+    format::repr_value(th.heap, p[0])
 }
 
 fn reversed<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -742,10 +741,7 @@ fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         Value::Int(i) => th.heap.str(itoa::Buffer::new().format(i)),
         // starlark-go writes U+FFFD for each invalid byte.
         Value::Bytes(b) => th.heap.str(&*text::lossy(b.bytes)),
-        x => {
-            let s = format::repr(x, th.budget)?;
-            th.heap.str(&s)
-        }
+        x => format::repr_value(th.heap, x),
     }
 }
 
