@@ -1270,11 +1270,17 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 }
 
-/// The position of the identifier starlark-go evaluates first in `body`,
-/// if its first instruction loads one (that instruction's position is where
-/// errors of entering the function are reported; otherwise the `def`'s).
+/// The position starlark-go gives the first instruction of a function's
+/// body, where errors of entering the function are reported (`None`: the
+/// `def`'s). starlark-go records a position when it loads a name that is not
+/// universal, before an operator, index or call that can fail, and before a
+/// slice or a function (whose defaults can fail); an instruction takes the
+/// latest one recorded. So it is the position of the first such point
+/// reached before the first instruction is emitted: a literal, a universal
+/// name (`len`, `True`), or a dict display or comprehension (whose empty
+/// container comes first) leave the `def`'s. `pass` emits nothing.
 fn first_ident_pos(body: &[&Stmt<'_>]) -> Option<Pos> {
-    let first = body.first()?;
+    let first = body.iter().find(|s| !matches!(s.kind, StmtKind::Pass))?;
     match &first.kind {
         StmtKind::Expr(e) | StmtKind::Return(Some(e)) => first_leaf(e),
         StmtKind::Assign {
@@ -1285,29 +1291,27 @@ fn first_ident_pos(body: &[&Stmt<'_>]) -> Option<Pos> {
         StmtKind::Assign { rhs, .. } => first_leaf(rhs),
         StmtKind::If { cond, .. } => first_leaf(cond),
         StmtKind::For { iter, .. } => first_leaf(iter),
+        StmtKind::Def { func, .. } => Some(func.pos),
         _ => None,
     }
 }
 
 fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
     match &e.kind {
-        ExprKind::Ident(id) => Some(id.span.start),
+        ExprKind::Ident(id) => match id.binding.get() {
+            Binding::Universal(_) => None,
+            _ => Some(id.span.start),
+        },
         ExprKind::Paren(x)
         | ExprKind::Unary { x, .. }
         | ExprKind::Binary { l: x, .. }
         | ExprKind::Call { func: x, .. }
         | ExprKind::Index { x, .. }
-        | ExprKind::Slice { x, .. }
         | ExprKind::Dot { x, .. }
         | ExprKind::Cond { cond: x, .. } => first_leaf(x),
+        ExprKind::Slice { x, lbrack, .. } => first_leaf(x).or(Some(*lbrack)),
+        ExprKind::Lambda(func) => Some(func.pos),
         ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(|e| first_leaf(e)),
-        ExprKind::Dict(entries) => entries.first().and_then(|e| first_leaf(e.key)),
-        ExprKind::ListComp { clauses, .. } | ExprKind::DictComp { clauses, .. } => {
-            match clauses.first() {
-                Some(Clause::For { iter, .. }) => first_leaf(iter),
-                _ => None,
-            }
-        }
         _ => None,
     }
 }
