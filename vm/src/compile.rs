@@ -846,7 +846,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                         }
                     }
                 }
-                self.emit(Instr::Slice { dst, base }, *lbrack)?;
+                let pos = [Some(*x), *lo, *hi, *step]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(last_pos)
+                    .last()
+                    .unwrap_or(*lbrack);
+                self.emit(Instr::Slice { dst, base }, pos)?;
                 Ok(())
             }
             ExprKind::Dot { x, name, dot } => {
@@ -1313,6 +1319,156 @@ fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
         ExprKind::Lambda(func) => Some(func.pos),
         ExprKind::List(items) | ExprKind::Tuple(items) => items.first().and_then(|e| first_leaf(e)),
         _ => None,
+    }
+}
+
+/// The position of the last instruction starlark-go gives a position among
+/// those it lays out for `e` before the code that follows `e`; `None` when
+/// there is none (a literal, a universal name, an empty display).
+/// starlark-go gives a position to the instruction that loads a name that is
+/// not universal, to operators, calls, indexing, attributes, a dict entry's
+/// insertion, a comprehension's `for`, and to the first instruction of a
+/// slice or a function; every other instruction inherits the position of
+/// the one laid out before it. A slice's error is reported with the
+/// position its instruction inherits. Branches are laid out with the "false"
+/// target right after the test: `a if c else b` as `c`, `b`, then what
+/// follows (the `a` branch is placed elsewhere); `x and y` as `x`, then
+/// what follows; `x or y` as `x`, `y`, then what follows.
+fn last_pos(e: &Expr<'_>) -> Option<Pos> {
+    let last = |items: &[&Expr<'_>]| items.iter().rev().find_map(|x| last_pos(x));
+    match &e.kind {
+        ExprKind::Ident(id) => match id.binding.get() {
+            Binding::Universal(_) => None,
+            _ => Some(id.span.start),
+        },
+        ExprKind::Literal(_) => None,
+        ExprKind::Paren(x) => last_pos(x),
+        ExprKind::List(items) | ExprKind::Tuple(items) => last(items),
+        ExprKind::Dict(entries) => entries.last().map(|en| en.colon),
+        ExprKind::ListComp { body, clauses } => last_pos(body).or_else(|| clauses_pos(clauses)),
+        ExprKind::DictComp { colon, .. } => Some(*colon),
+        ExprKind::Cond {
+            then, cond, els, ..
+        } => {
+            let (else_first, test) = test_layout(cond);
+            let first = if else_first { els } else { then };
+            last_pos(first).or(test)
+        }
+        ExprKind::Lambda(func) => {
+            let defaults = func.params.iter().rev().find_map(|p| match p.kind {
+                ParamKind::Optional(_, d) => last_pos(d),
+                _ => None,
+            });
+            defaults.or(Some(func.pos))
+        }
+        ExprKind::Call { lparen, .. } => Some(*lparen),
+        ExprKind::Index { lbrack, .. } => Some(*lbrack),
+        ExprKind::Slice {
+            x,
+            lo,
+            hi,
+            step,
+            lbrack,
+        } => [Some(*x), *lo, *hi, *step]
+            .into_iter()
+            .flatten()
+            .filter_map(last_pos)
+            .last()
+            .or(Some(*lbrack)),
+        ExprKind::Dot { dot, .. } => Some(*dot),
+        ExprKind::Binary {
+            op: BinOp::And, l, ..
+        } => last_pos(l),
+        ExprKind::Binary {
+            op: BinOp::Or,
+            l,
+            r,
+            ..
+        } => last_pos(r).or_else(|| last_pos(l)),
+        ExprKind::Binary { op: BinOp::Add, .. } => plus_pos(e),
+        ExprKind::Binary { op_pos, .. } | ExprKind::Unary { op_pos, .. } => Some(*op_pos),
+    }
+}
+
+/// How starlark-go lays out the test `cond` of a conditional: whether the
+/// "false" branch comes right after it (else the "true" branch does), and
+/// the last position given on the way there. `not x` swaps the branches;
+/// `x and y` goes to the "false" branch right after `x`; `x or y` tests `y`
+/// right after `x`.
+fn test_layout(cond: &Expr<'_>) -> (bool, Option<Pos>) {
+    match &cond.kind {
+        ExprKind::Unary {
+            op: UnaryOp::Not,
+            x,
+            ..
+        } => {
+            let (else_first, pos) = test_layout(x);
+            (!else_first, pos)
+        }
+        ExprKind::Binary {
+            op: BinOp::And, l, ..
+        } => (true, last_pos(l)),
+        ExprKind::Binary {
+            op: BinOp::Or,
+            l,
+            r,
+            ..
+        } => {
+            let (else_first, pos) = test_layout(r);
+            (else_first, pos.or_else(|| last_pos(l)))
+        }
+        _ => (true, last_pos(cond)),
+    }
+}
+
+/// The last position a comprehension's clauses record (each `for` records
+/// its own after its iterable).
+fn clauses_pos(clauses: &[Clause<'_>]) -> Option<Pos> {
+    clauses.iter().rev().find_map(|c| match c {
+        Clause::For { for_pos, .. } => Some(*for_pos),
+        Clause::If { cond, .. } => last_pos(cond),
+    })
+}
+
+/// [`last_pos`] of a chain of `+`: the `+` before its last summand once
+/// runs of adjacent string (or bytes) literals are joined, or the only
+/// summand's when the whole chain is one run.
+fn plus_pos(e: &Expr<'_>) -> Option<Pos> {
+    let mut summands: Vec<(&Expr<'_>, Option<Pos>)> = Vec::new();
+    let mut cur = e;
+    while let ExprKind::Binary {
+        op: BinOp::Add,
+        l,
+        r,
+        op_pos,
+    } = &unparen(cur).kind
+    {
+        summands.push((unparen(r), Some(*op_pos)));
+        cur = l;
+    }
+    summands.push((unparen(cur), None));
+    summands.reverse();
+    let kind = |x: &Expr<'_>| match x.kind {
+        ExprKind::Literal(Literal::String(_)) => 1,
+        ExprKind::Literal(Literal::Bytes(_)) => 2,
+        _ => 0,
+    };
+    // The `+` position of each summand that survives the joining.
+    let mut kept: Vec<(&Expr<'_>, Option<Pos>)> = Vec::new();
+    let mut i = 0;
+    while i < summands.len() {
+        let k = kind(summands[i].0);
+        let mut j = i + 1;
+        while k != 0 && j < summands.len() && kind(summands[j].0) == k {
+            j += 1;
+        }
+        kept.push(summands[i]);
+        i = j;
+    }
+    match kept.as_slice() {
+        [(only, _)] => last_pos(only),
+        [.., (_, pos)] => *pos,
+        [] => None,
     }
 }
 
