@@ -93,9 +93,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn start_reference(args: &Args) -> Result<Reference, String> {
+/// Starts the reference; its stderr goes to `DIR/reference-stderr.log` when
+/// a directory is given.
+fn start_reference(args: &Args, dir: Option<&Path>) -> Result<Reference, String> {
     let py = reference::locate(args.flags.get("python").cloned())?;
-    let mut r = Reference::start(&py)?;
+    let log = dir.map(|d| d.join("reference-stderr.log"));
+    let mut r = Reference::start(&py, log.as_deref())?;
     // A first program proves the binding loads.
     let probe = r.run_one("def main():\n    return 1\n")?;
     if probe != "{\"result\":1}" {
@@ -111,7 +114,7 @@ fn read_program(args: &Args) -> Result<String, String> {
 
 fn check(args: &Args) -> Result<(), String> {
     let src = read_program(args)?;
-    let mut r = start_reference(args)?;
+    let mut r = start_reference(args, None)?;
     let expected = r.run_one(&src)?;
     let got = run_codemode(&src);
     println!("starlark-go: {expected}");
@@ -129,7 +132,7 @@ fn check(args: &Args) -> Result<(), String> {
 
 fn minimize_cmd(args: &Args) -> Result<(), String> {
     let src = read_program(args)?;
-    let mut r = start_reference(args)?;
+    let mut r = start_reference(args, None)?;
     print!("{}", minimize::minimize(&mut r, &src)?);
     Ok(())
 }
@@ -160,8 +163,8 @@ fn run(args: &Args) -> Result<(), String> {
     let minimize_on = !args.flags.contains_key("no-minimize");
     let keep_per_class = args.num("keep", 5);
     let opts = args.gen_options();
-    let mut reference = start_reference(args)?;
     std::fs::create_dir_all(&findings).map_err(|e| format!("{}: {e}", findings.display()))?;
+    let mut reference = start_reference(args, Some(&findings))?;
     let mut stats = Stats {
         programs: 0,
         ref_results: 0,
@@ -185,36 +188,69 @@ fn run(args: &Args) -> Result<(), String> {
             let stdout = &mut reference.stdout;
             let progs = &programs;
             let writer = sc.spawn(move || Reference::send_all(stdin, progs));
-            let reader = sc.spawn(move || -> Result<Vec<String>, String> {
+            let reader = sc.spawn(move || -> Vec<String> {
+                // Stops early when the reference dies (a crash of the
+                // binding on one program).
                 let mut v = Vec::with_capacity(progs.len());
                 let mut line = String::new();
                 for _ in 0..progs.len() {
                     line.clear();
-                    let k = stdout
-                        .read_line(&mut line)
-                        .map_err(|e| format!("difftest: reading the reference: {e}"))?;
-                    if k == 0 {
-                        return Err("difftest: the reference exited (see its stderr)".into());
+                    match stdout.read_line(&mut line) {
+                        Ok(k) if k > 0 => {}
+                        _ => break,
                     }
-                    v.push(
-                        serde_json::from_str::<String>(&line)
-                            .map_err(|e| format!("difftest: bad reference line {line:?}: {e}"))?,
-                    );
+                    match serde_json::from_str::<String>(&line) {
+                        Ok(o) => v.push(o),
+                        Err(_) => break,
+                    }
                 }
-                Ok(v)
+                v
             });
             let outcomes: Vec<Outcome> = programs.iter().map(|p| run_codemode(p)).collect();
-            let w = writer.join().unwrap();
-            let r = reader.join().unwrap();
-            (outcomes, w.map_err(|e| e.to_string()).and(r))
+            // A write fails only when the reference died, which the reader saw.
+            let _ = writer.join().unwrap();
+            (outcomes, reader.join().unwrap())
         });
-        let expected = expected?;
+        let mut expected: Vec<Option<String>> = expected.into_iter().map(Some).collect();
+        if expected.len() < programs.len() {
+            // The reference died on program `expected.len()`: restart it and
+            // run the rest one at a time, restarting after each crash.
+            expected.push(None);
+            reference = start_reference(args, Some(&findings))?;
+            for p in &programs[expected.len()..] {
+                match reference.run_one(p) {
+                    Ok(o) => expected.push(Some(o)),
+                    Err(_) => {
+                        expected.push(None);
+                        reference = start_reference(args, Some(&findings))?;
+                    }
+                }
+            }
+        }
         for ((s, p), (exp, got)) in seeds
             .iter()
             .zip(&programs)
             .zip(expected.iter().zip(&outcomes))
         {
             stats.programs += 1;
+            let Some(exp) = exp else {
+                // starlark-go cannot run this program: filtered.
+                stats.filtered += 1;
+                let class = "filtered-reference-crash".to_string();
+                let seen = stats.classes.entry(class.clone()).or_insert(0);
+                *seen += 1;
+                if *seen <= keep_per_class {
+                    record(
+                        &findings.join(&class),
+                        *s,
+                        p,
+                        "reference crashed",
+                        got,
+                        None,
+                    )?;
+                }
+                continue;
+            };
             if exp.starts_with("{\"result\"") {
                 stats.ref_results += 1;
             } else {
@@ -256,6 +292,9 @@ fn run(args: &Args) -> Result<(), String> {
                         None
                     },
                 )?;
+            }
+            if !reference.alive() {
+                reference = start_reference(args, Some(&findings))?;
             }
         }
         seed += n;
@@ -326,15 +365,23 @@ fn record(
         got.line()
     );
     if let Some(r) = reference {
-        let min = minimize::minimize(r, program)?;
-        let exp = r.run_one(&min)?;
-        let got = run_codemode(&min);
-        report.push_str(&format!(
-            "\nminimized ({} lines):\nstarlark-go: {exp}\ncodemode:    {}\n",
-            min.lines().count(),
-            got.line()
-        ));
-        w("min.star", &min)?;
+        let minimized = minimize::minimize(r, program).and_then(|min| {
+            let exp = r.run_one(&min)?;
+            Ok((min, exp))
+        });
+        match minimized {
+            Ok((min, exp)) => {
+                let got = run_codemode(&min);
+                report.push_str(&format!(
+                    "\nminimized ({} lines):\nstarlark-go: {exp}\ncodemode:    {}\n",
+                    min.lines().count(),
+                    got.line()
+                ));
+                w("min.star", &min)?;
+            }
+            // The reference died on a candidate; the caller restarts it.
+            Err(e) => report.push_str(&format!("\nnot minimized: {e}\n")),
+        }
     }
     w("txt", &report)
 }

@@ -4,7 +4,7 @@
 //! way, in order.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 pub struct Reference {
@@ -35,12 +35,25 @@ pub fn locate(option: Option<String>) -> Result<PathBuf, String> {
 }
 
 impl Reference {
-    pub fn start(python: &PathBuf) -> Result<Reference, String> {
+    /// Starts `ref_batch.py` under `python`; its stderr goes to `log`
+    /// (appended) when given, else to ours.
+    pub fn start(python: &PathBuf, log: Option<&Path>) -> Result<Reference, String> {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ref_batch.py");
+        let stderr = match log {
+            Some(path) => Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("difftest: {}: {e}", path.display()))?,
+            ),
+            None => Stdio::inherit(),
+        };
         let mut child = Command::new(python)
             .arg(&script)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .map_err(|e| format!("difftest: cannot start {}: {e}", python.display()))?;
         let stdin = child.stdin.take();
@@ -79,6 +92,11 @@ impl Reference {
         }
         serde_json::from_str(&line)
             .map_err(|e| format!("difftest: bad reference line {line:?}: {e}"))
+    }
+
+    /// The process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// One program, synchronously.
