@@ -603,17 +603,15 @@ impl<'h> Thread<'h> {
                     ns.path
                 ))
             }),
-            Value::Module(m) => builtins::module_attr(m, name)
-                .ok_or_else(|| Error::msg(format!("module has no .{name} field or method"))),
+            Value::Module(m) => {
+                builtins::module_attr(m, name).ok_or_else(|| Error::msg(no_attr(x, name)))
+            }
             _ => match builtins::method(x, name) {
                 Some(m) => Ok(Value::BoundMethod(self.heap.alloc(BoundMethodObj {
                     receiver: x,
                     method: m,
                 })?)),
-                None => Err(Error::msg(format!(
-                    "{} has no .{name} field or method",
-                    x.type_name()
-                ))),
+                None => Err(Error::msg(no_attr(x, name))),
             },
         }
     }
@@ -1562,5 +1560,20 @@ pub fn error_pos(e: &Error) -> Option<Pos> {
     match e.kind() {
         ErrorKind::Eval { pos, .. } => *pos,
         _ => None,
+    }
+}
+
+/// starlark-go's error for a missing attribute of a value that is not a
+/// capability namespace: `TYPE has no .NAME field or method`, with
+/// ` (did you mean .OTHER?)` when one of the type's attributes is close.
+pub fn no_attr(x: Value<'_>, name: &str) -> String {
+    let mut names = builtins::universe::attr_names(x);
+    names.sort_unstable();
+    match codemode_lang::nearest(name, &names) {
+        Some(near) => format!(
+            "{} has no .{name} field or method (did you mean .{near}?)",
+            x.type_name()
+        ),
+        None => format!("{} has no .{name} field or method", x.type_name()),
     }
 }
