@@ -1308,6 +1308,7 @@ fn first_leaf(e: &Expr<'_>) -> Option<Pos> {
             Binding::Universal(_) => None,
             _ => Some(id.span.start),
         },
+        ExprKind::Binary { op: BinOp::Add, .. } => plus_first_leaf(e),
         ExprKind::Paren(x)
         | ExprKind::Unary { x, .. }
         | ExprKind::Binary { l: x, .. }
@@ -1430,11 +1431,13 @@ fn clauses_pos(clauses: &[Clause<'_>]) -> Option<Pos> {
     })
 }
 
-/// [`last_pos`] of a chain of `+`: the `+` before its last summand once
-/// runs of adjacent string (or bytes) literals are joined, or the only
-/// summand's when the whole chain is one run.
-fn plus_pos(e: &Expr<'_>) -> Option<Pos> {
-    let mut summands: Vec<(&Expr<'_>, Option<Pos>)> = Vec::new();
+/// A chain of `+` as starlark-go compiles it: the summands in order, with
+/// each run of adjacent string literals, bytes literals, list displays or
+/// tuple displays joined into one (`[a] + [b]` is compiled as `[a, b]`).
+/// Each item is the joined summands and the position of the `+` before the
+/// first of them (`None` for the first item).
+fn plus_runs<'a, 'h>(e: &'a Expr<'h>) -> Vec<(Vec<&'a Expr<'h>>, Option<Pos>)> {
+    let mut summands: Vec<(&'a Expr<'h>, Option<Pos>)> = Vec::new();
     let mut cur = e;
     while let ExprKind::Binary {
         op: BinOp::Add,
@@ -1451,10 +1454,11 @@ fn plus_pos(e: &Expr<'_>) -> Option<Pos> {
     let kind = |x: &Expr<'_>| match x.kind {
         ExprKind::Literal(Literal::String(_)) => 1,
         ExprKind::Literal(Literal::Bytes(_)) => 2,
+        ExprKind::List(_) => 3,
+        ExprKind::Tuple(_) => 4,
         _ => 0,
     };
-    // The `+` position of each summand that survives the joining.
-    let mut kept: Vec<(&Expr<'_>, Option<Pos>)> = Vec::new();
+    let mut runs = Vec::new();
     let mut i = 0;
     while i < summands.len() {
         let k = kind(summands[i].0);
@@ -1462,13 +1466,43 @@ fn plus_pos(e: &Expr<'_>) -> Option<Pos> {
         while k != 0 && j < summands.len() && kind(summands[j].0) == k {
             j += 1;
         }
-        kept.push(summands[i]);
+        runs.push((summands[i..j].iter().map(|s| s.0).collect(), summands[i].1));
         i = j;
     }
-    match kept.as_slice() {
-        [(only, _)] => last_pos(only),
+    runs
+}
+
+/// The elements of a joined run of displays, or the run's one summand.
+fn run_items<'a, 'h>(run: &[&'a Expr<'h>]) -> Vec<&'a Expr<'h>> {
+    if run.len() == 1 {
+        return run.to_vec();
+    }
+    run.iter()
+        .flat_map(|x| match &x.kind {
+            ExprKind::List(items) | ExprKind::Tuple(items) => items.to_vec(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// [`last_pos`] of a chain of `+`: the `+` before its last joined summand,
+/// or, when the chain joins into one summand, that summand's.
+fn plus_pos(e: &Expr<'_>) -> Option<Pos> {
+    let runs = plus_runs(e);
+    match runs.as_slice() {
+        [(only, _)] => run_items(only).iter().rev().find_map(|x| last_pos(x)),
         [.., (_, pos)] => *pos,
         [] => None,
+    }
+}
+
+/// [`first_leaf`] of a chain of `+`: its first joined summand's.
+fn plus_first_leaf(e: &Expr<'_>) -> Option<Pos> {
+    let runs = plus_runs(e);
+    let (first, _) = runs.first()?;
+    match first.as_slice() {
+        [only] => first_leaf(only),
+        _ => run_items(first).first().and_then(|x| first_leaf(x)),
     }
 }
 
