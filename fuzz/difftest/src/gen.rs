@@ -121,6 +121,11 @@ const FIELDS: &[&str] = &["id", "name", "n", "tags", "score"];
 
 const ASCII: &[&str] = &[
     "",
+    "ctl\x01\x1f",
+    "a\rb",
+    "\x7fdel",
+    "esc\x1b[0m",
+    "q'\"q",
     "a",
     "b",
     "abc",
@@ -160,6 +165,17 @@ const ASCII: &[&str] = &[
 ];
 const UNICODE: &[&str] = &["é", "héllo", "日本語", "😀x", "ß", "Ωmega", "naïve", "ab€"];
 const FLOATS: &[&str] = &[
+    "1e16",
+    "1e-5",
+    "123456789.0",
+    "1.7976931348623157e308",
+    "5e-324",
+    "1e21",
+    "1e22",
+    "0.30000000000000004",
+    "2.5e+20",
+    "-1e-10",
+    "4.35",
     "0.5",
     "1.5",
     "-2.25",
@@ -439,6 +455,9 @@ impl Gen {
                 c if c == q => {
                     out.push('\\');
                     out.push(c);
+                }
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    out.push_str(&format!("\\x{:02x}", c as u32));
                 }
                 c => out.push(c),
             }
@@ -1222,12 +1241,18 @@ impl Gen {
             }
             3 => {
                 let s = self.expr(&Ty::Str, d);
-                (format!("{s}.elems()"), vec![Ty::Str])
+                if bounded {
+                    let k = self.rng.range(1, 5);
+                    (format!("{s}[:{k}].elems()"), vec![Ty::Str])
+                } else {
+                    (format!("{s}.elems()"), vec![Ty::Str])
+                }
             }
             4 => {
                 let a = self.scalar_ty();
                 let b = self.scalar_ty();
                 let la = self.expr(&Ty::list(a.clone()), d);
+                let la = cut(self, la);
                 let lb = self.expr(&Ty::list(b.clone()), d);
                 (format!("zip({la}, {lb})"), vec![a, b])
             }
@@ -2218,8 +2243,149 @@ impl Gen {
         self.vars[i].pinned = true;
     }
 
+    /// An operation on operands of random types: mostly a type error whose
+    /// message both sides must spell alike, sometimes a valid mix.
+    fn ill_typed(&mut self) -> String {
+        let ta = self.pick_ty(1);
+        let tb = self.pick_ty(1);
+        let a = self.expr(&ta, 1);
+        let b = self.expr(&tb, 1);
+        match self.rng.below(8) {
+            0 | 1 => {
+                let op = self.rng.pick(&[
+                    "+", "-", "/", "//", "%", "<", "<=", ">", "==", "!=", "in", "not in", "|", "&",
+                    "^", ">>", "and", "or",
+                ]);
+                format!("({a} {op} {b})")
+            }
+            2 => {
+                let op = self.rng.pick(&["-", "+", "~", "not "]);
+                format!("({op}{a})")
+            }
+            3 | 4 => {
+                let f = *self.rng.pick(&[
+                    "len",
+                    "int",
+                    "float",
+                    "str",
+                    "bool",
+                    "abs",
+                    "sorted",
+                    "reversed",
+                    "list",
+                    "tuple",
+                    "dict",
+                    "hash",
+                    "ord",
+                    "chr",
+                    "min",
+                    "max",
+                    "enumerate",
+                    "zip",
+                    "range",
+                    "repr",
+                    "type",
+                    "all",
+                    "any",
+                    "dir",
+                    "print",
+                ]);
+                match self.rng.below(4) {
+                    0 => format!("{f}({a}, {b})"),
+                    1 => format!("{f}()"),
+                    _ => format!("{f}({a})"),
+                }
+            }
+            5 => {
+                let recv = format!("({})", self.literal(&ta));
+                let m = *self.rng.pick(&[
+                    "capitalize",
+                    "count",
+                    "elems",
+                    "endswith",
+                    "find",
+                    "format",
+                    "index",
+                    "isalnum",
+                    "join",
+                    "lower",
+                    "lstrip",
+                    "partition",
+                    "removeprefix",
+                    "replace",
+                    "rfind",
+                    "rsplit",
+                    "rstrip",
+                    "split",
+                    "splitlines",
+                    "startswith",
+                    "strip",
+                    "title",
+                    "upper",
+                    "codepoints",
+                    "elem_ords",
+                    "append",
+                    "clear",
+                    "extend",
+                    "insert",
+                    "pop",
+                    "remove",
+                    "get",
+                    "items",
+                    "keys",
+                    "popitem",
+                    "setdefault",
+                    "update",
+                    "values",
+                    "nosuch",
+                ]);
+                match self.rng.below(4) {
+                    0 => format!("{recv}.{m}()"),
+                    1 => format!("{recv}.{m}({b}, {a})"),
+                    2 => format!("{recv}.{m}(x = {b})"),
+                    _ => format!("{recv}.{m}({b})"),
+                }
+            }
+            6 => match self.rng.below(4) {
+                0 => format!("{a}[{b}]"),
+                1 => format!("{a}[{b}:]"),
+                2 => format!("{a}[::{b}]"),
+                _ => format!("{a}.{}", self.rng.pick(&["x", "upper", "keys", "append"])),
+            },
+            _ => {
+                let f = self.rng.pick(&[
+                    "\"%d\"",
+                    "\"%s %s\"",
+                    "\"%x\"",
+                    "\"%c\"",
+                    "\"%(k)s\"",
+                    "\"%e\"",
+                    "\"%\"",
+                    "\"%z\"",
+                    "\"{}\"",
+                    "\"{0} {2}\"",
+                    "\"{k}\"",
+                    "\"{\"",
+                    "\"{!x}\"",
+                    "\"}\"",
+                ]);
+                if f.contains('{') || f.contains('}') {
+                    format!("{f}.format({a})")
+                } else {
+                    format!("({f} % {a})")
+                }
+            }
+        }
+    }
+
     /// A statement that fails on purpose (both interpreters must fail alike).
     fn error_stmt(&mut self) {
+        if self.rng.chance(60) {
+            let e = self.ill_typed();
+            let v = self.fresh("v");
+            self.emit(format!("{v} = {e}"));
+            return;
+        }
         let v = self.fresh("v");
         let list = self
             .var_of(&Ty::list(Ty::Int))

@@ -17,9 +17,9 @@ mod reference;
 mod rng;
 
 use compare::{agrees, run_codemode, Outcome};
-use reference::Reference;
+use reference::{Failure, Reference};
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -98,7 +98,8 @@ fn main() -> ExitCode {
 fn start_reference(args: &Args, dir: Option<&Path>) -> Result<Reference, String> {
     let py = reference::locate(args.flags.get("python").cloned())?;
     let log = dir.map(|d| d.join("reference-stderr.log"));
-    let mut r = Reference::start(&py, log.as_deref())?;
+    let timeout = std::time::Duration::from_secs(args.num("timeout", 20));
+    let mut r = Reference::start(&py, log.as_deref(), timeout)?;
     // A first program proves the binding loads.
     let probe = r.run_one("def main():\n    return 1\n")?;
     if probe != "{\"result\":1}" {
@@ -183,48 +184,35 @@ fn run(args: &Args) -> Result<(), String> {
         let seeds: Vec<u64> = (seed..seed + n).collect();
         let programs: Vec<String> = seeds.iter().map(|s| gen::generate(*s, &opts)).collect();
         // The reference works through the batch while codemode runs it here.
-        let (outcomes, expected) = std::thread::scope(|sc| {
+        let outcomes = std::thread::scope(|sc| {
             let stdin = reference.stdin.as_mut().unwrap();
-            let stdout = &mut reference.stdout;
             let progs = &programs;
-            let writer = sc.spawn(move || Reference::send_all(stdin, progs));
-            let reader = sc.spawn(move || -> Vec<String> {
-                // Stops early when the reference dies (a crash of the
-                // binding on one program).
-                let mut v = Vec::with_capacity(progs.len());
-                let mut line = String::new();
-                for _ in 0..progs.len() {
-                    line.clear();
-                    match stdout.read_line(&mut line) {
-                        Ok(k) if k > 0 => {}
-                        _ => break,
-                    }
-                    match serde_json::from_str::<String>(&line) {
-                        Ok(o) => v.push(o),
-                        Err(_) => break,
-                    }
-                }
-                v
-            });
-            let outcomes: Vec<Outcome> = programs.iter().map(|p| run_codemode(p)).collect();
-            // A write fails only when the reference died, which the reader saw.
-            let _ = writer.join().unwrap();
-            (outcomes, reader.join().unwrap())
+            // A failed write means the reference died; `recv` sees that.
+            sc.spawn(move || Reference::send_all(stdin, progs));
+            programs
+                .iter()
+                .map(|p| run_codemode(p))
+                .collect::<Vec<Outcome>>()
         });
-        let mut expected: Vec<Option<String>> = expected.into_iter().map(Some).collect();
-        if expected.len() < programs.len() {
-            // The reference died on program `expected.len()`: restart it and
-            // run the rest one at a time, restarting after each crash.
-            expected.push(None);
+        let mut expected: Vec<Result<String, Failure>> = Vec::with_capacity(programs.len());
+        for _ in 0..programs.len() {
+            let r = reference.recv();
+            let failed = r.is_err();
+            expected.push(r);
+            if failed {
+                break;
+            }
+        }
+        if expected.last().is_some_and(|e| e.is_err()) {
+            // The reference died or hung on the last program: restart it
+            // and run the rest one at a time, restarting after each failure.
             reference = start_reference(args, Some(&findings))?;
             for p in &programs[expected.len()..] {
-                match reference.run_one(p) {
-                    Ok(o) => expected.push(Some(o)),
-                    Err(_) => {
-                        expected.push(None);
-                        reference = start_reference(args, Some(&findings))?;
-                    }
+                let r = reference.run_one(p);
+                if r.is_err() {
+                    reference = start_reference(args, Some(&findings))?;
                 }
+                expected.push(r);
             }
         }
         for ((s, p), (exp, got)) in seeds
@@ -233,23 +221,24 @@ fn run(args: &Args) -> Result<(), String> {
             .zip(expected.iter().zip(&outcomes))
         {
             stats.programs += 1;
-            let Some(exp) = exp else {
-                // starlark-go cannot run this program: filtered.
-                stats.filtered += 1;
-                let class = "filtered-reference-crash".to_string();
-                let seen = stats.classes.entry(class.clone()).or_insert(0);
-                *seen += 1;
-                if *seen <= keep_per_class {
-                    record(
-                        &findings.join(&class),
-                        *s,
-                        p,
-                        "reference crashed",
-                        got,
-                        None,
-                    )?;
+            let exp = match exp {
+                Ok(exp) => exp,
+                Err(f) => {
+                    // starlark-go cannot run this program: filtered.
+                    stats.filtered += 1;
+                    let class = match f {
+                        Failure::Crashed => "filtered-reference-crash",
+                        Failure::TimedOut => "filtered-reference-timeout",
+                    }
+                    .to_string();
+                    let seen = stats.classes.entry(class.clone()).or_insert(0);
+                    *seen += 1;
+                    if *seen <= keep_per_class {
+                        let what = format!("{f:?}");
+                        record(&findings.join(&class), *s, p, &what, got, None)?;
+                    }
+                    continue;
                 }
-                continue;
             };
             if exp.starts_with("{\"result\"") {
                 stats.ref_results += 1;
