@@ -1127,6 +1127,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 None
             }
         };
+        let args_from = self.instrs.len() as u32;
         let mut r = base + 1;
         for a in args {
             if let Arg::Positional(e) = a {
@@ -1160,6 +1161,9 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             method: method.unwrap_or(""),
             attr_pos,
             cache: Cell::new(None),
+            args: args_from,
+            call: self.instrs.len() as u32,
+            recv: base,
         };
         self.sites.push(site);
         let site = (self.sites.len() - 1) as u16;
