@@ -4,6 +4,7 @@
 //! ```text
 //! difftest run [--start S] [--count N] [--batch B] [--findings DIR]
 //!              [--python PY] [--unicode PCT] [--errors PCT] [--no-minimize]
+//!              [--keep K] [--stats] [--timeout SECS]
 //! difftest gen SEED [--unicode PCT] [--errors PCT]
 //! difftest check FILE.star [--python PY]
 //! difftest minimize FILE.star [--python PY]
