@@ -83,3 +83,18 @@ pub fn through_temporaries(program: &str) -> Option<String> {
     }
     (n > 0).then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::through_temporaries;
+
+    #[test]
+    fn assignments_to_names_go_through_temporaries() {
+        let p = "def main():\n    x = {\"a\": x}\n    a, b = b, a\n    d[k] = 1\n    return x\n";
+        assert_eq!(
+            through_temporaries(p).unwrap(),
+            "def main():\n    _dt1 = {\"a\": x}\n    x = _dt1\n    _dt2 = b, a\n    a, b = _dt2\n    d[k] = 1\n    return x\n"
+        );
+        assert_eq!(through_temporaries("def main():\n    return 1\n"), None);
+    }
+}

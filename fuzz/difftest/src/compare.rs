@@ -135,3 +135,41 @@ pub fn signature(expected: &str, got: &Outcome) -> String {
     };
     format!("{}-vs-{}: {msg}", class(expected), got_class)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_compare_as_json_values() {
+        let got = run_codemode("def main():\n    return [1, 1.5, \"a\"]\n");
+        assert!(agrees("{\"result\":[1,1.5,\"a\"]}", &got));
+        assert!(!agrees("{\"result\":[1,1.5,\"b\"]}", &got));
+        assert!(!agrees("{\"result\":[1.0,1.5,\"a\"]}", &got));
+    }
+
+    #[test]
+    fn errors_compare_like_the_golden_tests() {
+        let got = run_codemode("def main():\n    return 1 // 0\n");
+        assert!(agrees(
+            "runtime error: <codemode> in main:2:14: floored division by zero",
+            &got
+        ));
+        assert!(!agrees(
+            "runtime error: <codemode> in main:2:13: floored division by zero",
+            &got
+        ));
+        let got = run_codemode("def main():\n    return len(1)\n");
+        assert!(agrees(
+            "runtime error: <builtin> in len:0:0: len: value of type int has no len",
+            &got
+        ));
+        assert_eq!(
+            signature(
+                "runtime error: <codemode> in main:2:14: index 12 out of range",
+                &got
+            ),
+            "runtime-error-vs-invalid: index 00 out of range"
+        );
+    }
+}

@@ -2451,3 +2451,36 @@ impl Gen {
         self.emit(format!("{v} = {e}"));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_is_a_function_of_its_seed() {
+        let o = Options::default();
+        assert_eq!(generate(42, &o), generate(42, &o));
+        assert_ne!(generate(42, &o), generate(43, &o));
+    }
+
+    #[test]
+    fn programs_are_ascii_unless_asked_and_mostly_run_to_the_end() {
+        let o = Options::default();
+        let mut ok = 0;
+        for seed in 0..300 {
+            let p = generate(seed, &o);
+            assert!(p.is_ascii(), "seed {seed}");
+            assert!(p.contains("def main():"), "seed {seed}");
+            if let crate::compare::Outcome::Result(_) = crate::compare::run_codemode(&p) {
+                ok += 1;
+            }
+        }
+        // About two thirds succeed (a third fail on purpose or by chance).
+        assert!(ok > 150, "{ok} of 300 succeeded");
+        let u = Options {
+            unicode_pct: 100,
+            ..Options::default()
+        };
+        assert!((0..20).any(|s| !generate(s, &u).is_ascii()));
+    }
+}
