@@ -21,7 +21,7 @@ mod token;
 pub use diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 pub use lexer::{LexError, Lexer};
 pub use parse::parse;
-pub use resolve::{resolve, Names};
+pub use resolve::{nearest, resolve, Names};
 pub use tail_word::tail_word;
 pub use token::Tok;
 

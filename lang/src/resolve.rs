@@ -1405,7 +1405,7 @@ fn go_quote(name: &str) -> String {
 /// The candidate nearest to `x` by edit distance, ignoring case and
 /// underscores, if it is within half of `x`'s length; the first of equals
 /// in `candidates`' (sorted) order wins. This is starlark-go's hint rule.
-fn nearest<'c>(x: &str, candidates: &[&'c str]) -> Option<&'c str> {
+pub fn nearest<'c>(x: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let fold = |s: &str| -> Vec<u8> {
         s.chars()
             .filter(|&c| c != '_')

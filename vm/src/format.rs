@@ -35,8 +35,61 @@ fn shortest_digits(f: f64) -> (Vec<u8>, i32) {
     let s = format!("{f:e}");
     let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mant.bytes().filter(|b| b.is_ascii_digit()).collect();
+    let mut digits: Vec<u8> = mant.bytes().filter(|b| b.is_ascii_digit()).collect();
+    // When `f` lies exactly halfway between two shortest candidates, Rust
+    // takes the upper one and Go the even one. Two candidates of n digits
+    // both read back as `f` only when n is at least 16.
+    if digits.len() >= 16 && digits.last().is_some_and(|d| (d - b'0') % 2 == 1) {
+        let point = exp + 1;
+        if halfway_below(f, &digits, point) {
+            if let Some(d) = digits.last_mut() {
+                *d -= 1;
+            }
+        }
+    }
     (digits, exp + 1)
+}
+
+/// Whether `f` (finite, positive) is exactly halfway between the decimal
+/// `0.digits * 10^point` and the one a unit lower in its last digit, and
+/// that lower one reads back as `f` too.
+fn halfway_below(f: f64, digits: &[u8], point: i32) -> bool {
+    use num_bigint::BigUint;
+    let bits = f.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    // f = m * 2^q
+    let (m, q) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    let mut d = BigUint::from(0u32);
+    for &c in digits {
+        d = d * 10u32 + u32::from(c - b'0');
+    }
+    // 2f == (2d - 1) * 10^t, with t the exponent of the last digit.
+    let t = point - digits.len() as i32;
+    let mut lhs = BigUint::from(m) * 2u32;
+    let mut rhs = d * 2u32 - 1u32;
+    if q >= 0 {
+        lhs <<= q as usize;
+    } else {
+        rhs <<= (-q) as usize;
+    }
+    let ten = BigUint::from(10u32);
+    if t >= 0 {
+        rhs *= ten.pow(t as u32);
+    } else {
+        lhs *= ten.pow((-t) as u32);
+    }
+    if lhs != rhs {
+        return false;
+    }
+    let mut lower: String = digits.iter().map(|&c| c as char).collect();
+    lower.pop();
+    lower.push((digits[digits.len() - 1] - 1) as char);
+    format!("{lower}e{t}").parse::<f64>() == Ok(f)
 }
 
 /// Writes `mantissa e±XX` as Go does: the exponent has a sign and at least

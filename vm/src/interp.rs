@@ -610,17 +610,15 @@ impl<'h> Thread<'h> {
                     ns.path
                 ))
             }),
-            Value::Module(m) => builtins::module_attr(m, name)
-                .ok_or_else(|| Error::msg(format!("module has no .{name} field or method"))),
+            Value::Module(m) => {
+                builtins::module_attr(m, name).ok_or_else(|| Error::msg(no_attr(x, name)))
+            }
             _ => match builtins::method(x, name) {
                 Some(m) => Ok(Value::BoundMethod(self.heap.alloc(BoundMethodObj {
                     receiver: x,
                     method: m,
                 })?)),
-                None => Err(Error::msg(format!(
-                    "{} has no .{name} field or method",
-                    x.type_name()
-                ))),
+                None => Err(Error::msg(no_attr(x, name))),
             },
         }
     }
@@ -736,6 +734,45 @@ impl<'h> Thread<'h> {
     /// returns its result.
     fn run(&mut self, stop: usize) -> Result<Value<'h>> {
         self.run_loop(stop)
+            .map_err(|e| self.attribute_first(e, stop))
+    }
+
+    /// The error starlark-go reports for `e`, raised while the frames from
+    /// `stop` up ran: starlark-go looks a method up before it evaluates the
+    /// call's arguments, where codemode looks it up at the call. So if a
+    /// frame failed (or called what failed) while evaluating the arguments
+    /// of a method call whose receiver lacks the method, that missing
+    /// attribute is the error, taking the outermost frame and call first.
+    /// Only the error path pays for this.
+    #[cold]
+    fn attribute_first(&mut self, e: Error, stop: usize) -> Error {
+        if !matches!(e.kind(), ErrorKind::Eval { .. }) {
+            return e;
+        }
+        for k in stop..self.frames.len() {
+            let (code, base, pc) = {
+                let f = &self.frames[k];
+                (f.code, f.base, f.pc)
+            };
+            let Some(i) = pc.checked_sub(1) else {
+                continue;
+            };
+            let mut pending: Vec<&CallSite<'h>> = code
+                .sites
+                .iter()
+                .filter(|s| !s.method.is_empty() && s.args as usize <= i && i < s.call as usize)
+                .collect();
+            pending.sort_by_key(|s| s.args);
+            for site in pending {
+                let Some(&recv) = self.stack.get(base + site.recv as usize) else {
+                    continue;
+                };
+                if let Err(missing) = self.get_attr(recv, site.method) {
+                    return missing.at(site.attr_pos);
+                }
+            }
+        }
+        e
     }
 
     /// The dispatch loop. The current batch of steps lives in the local
@@ -1582,5 +1619,20 @@ pub fn error_pos(e: &Error) -> Option<Pos> {
     match e.kind() {
         ErrorKind::Eval { pos, .. } => *pos,
         _ => None,
+    }
+}
+
+/// starlark-go's error for a missing attribute of a value that is not a
+/// capability namespace: `TYPE has no .NAME field or method`, with
+/// ` (did you mean .OTHER?)` when one of the type's attributes is close.
+pub fn no_attr(x: Value<'_>, name: &str) -> String {
+    let mut names = builtins::universe::attr_names(x);
+    names.sort_unstable();
+    match codemode_lang::nearest(name, &names) {
+        Some(near) => format!(
+            "{} has no .{name} field or method (did you mean .{near}?)",
+            x.type_name()
+        ),
+        None => format!("{} has no .{name} field or method", x.type_name()),
     }
 }

@@ -454,6 +454,15 @@ pub struct CallSite<'h> {
     /// For [`Instr::CallMethod`]: the method last found at this site, with
     /// the receiver kind it was found for ([`Value::method_kind`]).
     pub cache: Cell<Option<(u8, &'static crate::builtins::BuiltinFn)>>,
+    /// For [`Instr::CallMethod`]: the instructions `args..call` evaluate the
+    /// arguments, after the receiver was put in register `recv` (the call's
+    /// base). starlark-go looks the attribute up before it evaluates the
+    /// arguments, so an error among those instructions is reported as the
+    /// missing attribute when the receiver lacks the method (on the error
+    /// path only: [`crate::interp`] checks it when an execution fails).
+    pub args: u32,
+    pub call: u32,
+    pub recv: Reg,
 }
 
 impl CallSite<'_> {

@@ -758,6 +758,14 @@ fn math_module() {
         ),
         ("math.sqrt(x=1)", "sqrt: unexpected keyword arguments"),
         ("math.nope", "module has no .nope field or method"),
+        (
+            "math.sqr",
+            "module has no .sqr field or method (did you mean .sqrt?)",
+        ),
+        (
+            "json.Encode",
+            "module has no .Encode field or method (did you mean .encode?)",
+        ),
     ]);
 }
 

@@ -8,7 +8,7 @@
 
 use super::args::{self, collect, for_each, is_iterable, pos, positional, unpack};
 use super::{Args, BuiltinFn};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format;
 use crate::interp::Thread;
 use crate::ops;
@@ -655,7 +655,15 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
             keys
         }
     };
-    let order = sort_indices(th, &keys, reverse)?;
+    let order = match sort_indices(th, &keys, reverse) {
+        Ok(order) => order,
+        // Keys that do not all compare: starlark-go reports the error of
+        // the last failing comparison its sort made.
+        Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
+            return Err(go_sort_error(th, &keys, reverse)?.unwrap_or(e))
+        }
+        Err(e) => return Err(e),
+    };
     let mut out = th.heap.vec_with_capacity(values.len())?;
     out.extend(order.iter().map(|&i| values[i]));
     th.heap.list_from_vec(out)
@@ -724,6 +732,134 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
         width *= 2;
     }
     Ok(src)
+}
+
+/// The error starlark-go's `sorted` reports for `keys` that do not all
+/// compare: it sorts with Go's `sort.Stable` (insertion sort of blocks of
+/// 20, then in-place symmetric merges), whose comparison records an error
+/// and answers "not less" and goes on, so the error of the last failing
+/// comparison is the one reported. Replayed here (only on this error path,
+/// which is why the fast merge sort above can stop at its first error).
+/// `Ok(None)` if no comparison failed.
+fn go_sort_error(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Option<Error>> {
+    struct Replay<'a, 'h> {
+        keys: &'a [Value<'h>],
+        /// `order[i]`: the key now at position `i`.
+        order: Vec<usize>,
+        reverse: bool,
+        budget: &'a crate::budget::Budget,
+        count: usize,
+        last: Option<Error>,
+    }
+    impl Replay<'_, '_> {
+        fn less(&mut self, i: usize, j: usize) -> Result<bool> {
+            self.count += 1;
+            args::tick(self.budget, self.count)?;
+            let (a, b) = if self.reverse { (j, i) } else { (i, j) };
+            let (x, y) = (self.keys[self.order[a]], self.keys[self.order[b]]);
+            match ops::total_cmp_in(self.budget, BinOp::Lt, x, y) {
+                Ok(o) => Ok(o == Ordering::Less),
+                Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
+                    self.last = Some(e);
+                    Ok(false)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        fn insertion_sort(&mut self, a: usize, b: usize) -> Result<()> {
+            for i in a + 1..b {
+                let mut j = i;
+                while j > a && self.less(j, j - 1)? {
+                    self.order.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
+            Ok(())
+        }
+        fn sym_merge(&mut self, a: usize, m: usize, b: usize) -> Result<()> {
+            if m - a == 1 {
+                // Insert order[a] into order[m..b].
+                let (mut i, mut j) = (m, b);
+                while i < j {
+                    let h = (i + j) / 2;
+                    if self.less(h, a)? {
+                        i = h + 1;
+                    } else {
+                        j = h;
+                    }
+                }
+                self.order[a..i].rotate_left(1);
+                return Ok(());
+            }
+            if b - m == 1 {
+                // Insert order[m] into order[a..m].
+                let (mut i, mut j) = (a, m);
+                while i < j {
+                    let h = (i + j) / 2;
+                    if !self.less(m, h)? {
+                        i = h + 1;
+                    } else {
+                        j = h;
+                    }
+                }
+                self.order[i..=m].rotate_right(1);
+                return Ok(());
+            }
+            let mid = (a + b) / 2;
+            let n = mid + m;
+            let (mut start, mut r) = if m > mid { (n - b, mid) } else { (a, m) };
+            let p = n - 1;
+            while start < r {
+                let c = (start + r) / 2;
+                if !self.less(p - c, c)? {
+                    start = c + 1;
+                } else {
+                    r = c;
+                }
+            }
+            let end = n - start;
+            if start < m && m < end {
+                self.order[start..end].rotate_left(m - start);
+            }
+            if a < start && start < mid {
+                self.sym_merge(a, start, mid)?;
+            }
+            if mid < end && end < b {
+                self.sym_merge(mid, end, b)?;
+            }
+            Ok(())
+        }
+    }
+    let n = keys.len();
+    let mut s = Replay {
+        keys,
+        order: (0..n).collect(),
+        reverse,
+        budget: th.budget,
+        count: 0,
+        last: None,
+    };
+    let mut block = 20;
+    let (mut a, mut b) = (0, block);
+    while b <= n {
+        s.insertion_sort(a, b)?;
+        a = b;
+        b += block;
+    }
+    s.insertion_sort(a, n)?;
+    while block < n {
+        let (mut a, mut b) = (0, 2 * block);
+        while b <= n {
+            s.sym_merge(a, a + block, b)?;
+            a = b;
+            b += 2 * block;
+        }
+        if a + block < n {
+            s.sym_merge(a, a + block, n)?;
+        }
+        block *= 2;
+    }
+    Ok(s.last)
 }
 
 fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
