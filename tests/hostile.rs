@@ -546,9 +546,7 @@ fn direct_recursion() {
         source,
         TIME,
         &[],
-        // starlark-go reports entering `f` at its first instruction, which
-        // loads the universal `sorted` and so has the `def`'s position.
-        "invalid program: <codemode>:1:1: function f called recursively",
+        "invalid program: <codemode>:2:12: function f called recursively",
     );
 }
 
@@ -560,9 +558,7 @@ fn mutual_recursion() {
         source,
         TIME,
         &[],
-        // starlark-go reports entering `f` at its first instruction, which
-        // loads the universal `sorted` and so has the `def`'s position.
-        "invalid program: <codemode>:1:1: function f called recursively",
+        "invalid program: <codemode>:2:12: function f called recursively",
     );
 }
 
