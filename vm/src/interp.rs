@@ -13,7 +13,7 @@
 //! dict gets and sets) run in a smaller loop (the `fast` module), which
 //! hands everything else back to the general one.
 
-use crate::budget::Budget;
+use crate::budget::{Budget, ITEM_UNITS};
 use crate::builtins::{self, Args, BuiltinFn};
 use crate::data::{self, Data, Oversize};
 use crate::error::{Error, ErrorKind, LimitKind, Result};
@@ -643,15 +643,30 @@ impl<'h> Thread<'h> {
         if site.star {
             let v = self.stack[r];
             r += 1;
+            // The values spread are copied once more into the callee's
+            // parameters: their number is charged as work (a million of
+            // them take milliseconds, far more than a step).
+            let budget = self.budget;
             match v {
-                Value::List(l) => positional.extend_from_slice(&l.items.borrow()),
-                Value::Tuple(t) => positional.extend_from_slice(t.items),
-                Value::Elems(e) => positional.extend_from_slice(e.items),
-                Value::Dict(d) => positional.extend(d.map.borrow().iter().map(|(k, _)| k)),
+                Value::List(l) => {
+                    budget.in_blocks(&l.items.borrow(), |b| positional.extend_from_slice(b))?
+                }
+                Value::Tuple(t) => {
+                    budget.in_blocks(t.items, |b| positional.extend_from_slice(b))?
+                }
+                Value::Elems(e) => {
+                    budget.in_blocks(e.items, |b| positional.extend_from_slice(b))?
+                }
+                Value::Dict(d) => {
+                    let map = d.map.borrow();
+                    budget.charge_work(map.len() as u64)?;
+                    positional.extend(map.iter().map(|(k, _)| k));
+                }
                 Value::Range(rg) => {
                     let n = rg.len();
                     self.heap
                         .charge(n as usize * std::mem::size_of::<Value>())?;
+                    budget.charge_work(n as u64)?;
                     positional.extend((0..n).map(|i| Value::Int(rg.at(i))));
                 }
                 _ => {
@@ -670,7 +685,9 @@ impl<'h> Thread<'h> {
                     v.type_name()
                 )));
             };
-            for (k, v) in d.map.borrow().iter() {
+            let map = d.map.borrow();
+            self.budget.charge_work(map.len() as u64 * ITEM_UNITS)?;
+            for (k, v) in map.iter() {
                 match k {
                     // Names are text; a key with invalid bytes (which no
                     // parameter has) goes on with U+FFFD in their place.
