@@ -425,7 +425,7 @@ fn repeat_count(n: Value<'_>, elems: usize, budget: &Budget) -> Result<usize> {
     if elems == 0 {
         return Ok(0);
     }
-    // DESIGN section 4: a repetition that cannot fit in what is left of the
+    // The heap budget: a repetition that cannot fit in what is left of the
     // heap is a resource limit, decided before starlark-go's own checks, so
     // `"x" * (1 << 40)` is refused as `resource limit exceeded`.
     let left = budget

@@ -1,7 +1,7 @@
 //! Whole-program tests of the builtins: universe functions, methods, and
 //! the json and math modules, with starlark-go's results and error texts
 //! (checked against the reference binary where it has the builtin; json
-//! and math from DESIGN.md and starlark-go's lib sources).
+//! and math from starlark-go's lib sources).
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! derived from starlark-go's `lib/json/json.go` and `lib/math/math.go`
 //! (and the Go library functions they call: `strconv.Quote`,
 //! `json.Marshal`, `json.Unmarshal`, `json.Indent`, package `math`) and
-//! from DESIGN.md §3. Only exactly representable float results are
+//! from the rules in docs/architecture.md, "The language". Only exactly representable float results are
 //! pinned, so the expectations do not depend on last-bit differences
 //! between Go's math routines and Rust's.
 

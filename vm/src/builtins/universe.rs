@@ -3,7 +3,7 @@
 //! Each follows starlark-go's `library.go`: the same parameters, the same
 //! conversions and the same error texts (which the reference binary shows
 //! to programs verbatim). `sum` is the exception: it is the original
-//! product's addition, described in DESIGN.md. Work that grows with the
+//! product's addition (docs/architecture.md, "The language"). Work that grows with the
 //! input charges the heap before building and checks the deadline.
 
 use super::args::{self, collect, for_each, is_iterable, pos, positional, unpack};
