@@ -5,11 +5,11 @@ release binary), starlark-go (PyPI `starlark-go`), starlark-rust (PyPI
 engine returns the same result, and prints the time per iteration of each
 engine, the ratios, and their geometric means.
 
-    CARGO_TARGET_DIR=/work/tgt-bench cargo build --release -p codemode-server
+    cargo build --release -p codemode-server
     python3 -m venv ~/.cache/codemode-bench-peers
     ~/.cache/codemode-bench-peers/bin/pip install starlark-go==1.0.1 starlark-pyo3==2026.1.3
     ~/.cache/codemode-bench-peers/bin/python benches/compare.py \\
-        --codemode /work/tgt-bench/release/codemode [--repeat 5] [--scale 1]
+        --codemode target/release/codemode [--repeat 5] [--scale 1]
 
 Method. Every program is `def main(): ...` whose work grows with the `N`
 in `range(N)`. Each engine runs each program twice: with `N` and with
@@ -186,7 +186,7 @@ def geomean(xs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--codemode", default=os.environ.get(
-        "CODEMODE_BIN", "/work/tgt-bench/release/codemode"))
+        "CODEMODE_BIN", "target/release/codemode"))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies every N")
