@@ -8,6 +8,7 @@
 //! `_`, `-` and `.`. Both are validated on construction, so a value of
 //! either type is always well formed.
 
+use codemode_vm::KEYWORDS;
 use std::fmt;
 
 /// Whether `root` may not be a capability name's first segment: every name
@@ -16,13 +17,6 @@ use std::fmt;
 pub fn is_reserved_root(root: &str) -> bool {
     root == "set" || codemode_vm::builtins::UNIVERSE_NAMES.contains(&root)
 }
-
-/// Words the Starlark scanner reserves; a segment cannot be one.
-const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
-    "load", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-];
 
 /// The longest name or ID accepted.
 pub const MAX_NAME_LEN: usize = 128;

@@ -23,7 +23,7 @@ pub use lexer::{LexError, Lexer};
 pub use parse::parse;
 pub use resolve::{resolve, Names};
 pub use tail_word::tail_word;
-pub use token::Tok;
+pub use token::{Tok, KEYWORDS};
 
 use bumpalo::Bump;
 

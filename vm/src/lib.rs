@@ -26,6 +26,7 @@ pub mod verify;
 
 pub use budget::Limits;
 pub use capabilities::Capabilities;
+pub use codemode_lang::KEYWORDS;
 pub use data::Data;
 pub use error::LimitKind;
-pub use exec::{disassemble, execute, execute_with, ExecError, Host, HostCall};
+pub use exec::{disassemble, execute, execute_with, source_from_bytes, ExecError, Host, HostCall};

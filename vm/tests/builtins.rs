@@ -6,25 +6,7 @@
 mod common;
 
 use codemode_vm::{execute, ExecError, LimitKind, Limits};
-use common::{json_of as ok, run_main as run, NoHost};
-
-/// The runtime error message (without position) of `return EXPR`.
-fn err(expr: &str) -> String {
-    match run(&format!("    return {expr}")) {
-        Ok(d) => panic!("{expr}: unexpected result {}", d.to_json_string()),
-        Err(ExecError::InvalidProgram(d)) => match d.strip_prefix("<codemode>:") {
-            // `L:C: msg`
-            Some(rest) => rest
-                .splitn(3, ':')
-                .nth(2)
-                .unwrap_or("")
-                .trim_start()
-                .to_string(),
-            None => d,
-        },
-        Err(e) => format!("{e:?}"),
-    }
-}
+use common::{error_of as err, json_of as ok, run_main as run, NoHost};
 
 fn check(cases: &[(&str, &str)]) {
     for (expr, want) in cases {
