@@ -17,6 +17,7 @@ pub mod dict;
 pub mod error;
 pub mod exec;
 pub mod format;
+pub mod hash;
 pub mod heap;
 pub mod interp;
 pub mod opcode;

@@ -406,7 +406,7 @@ fn hasattr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn hash<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("hash", a, 1, 1)?;
-    Ok(Value::Int(ops::starlark_hash(p[0])?))
+    Ok(Value::Int(crate::hash::starlark_hash(p[0])?))
 }
 
 /// starlark-go's `parseInt`: an optional sign, an optional base prefix
