@@ -15,7 +15,7 @@ use std::fmt;
 /// of the language surface's universe (the VM's own list, so the two cannot
 /// drift), plus `set`, which the language reserves.
 pub fn is_reserved_root(root: &str) -> bool {
-    root == "set" || codemode_vm::builtins::UNIVERSE_NAMES.contains(&root)
+    root == "set" || codemode_vm::UNIVERSE_NAMES.contains(&root)
 }
 
 /// The longest name or ID accepted.
@@ -127,7 +127,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let roots = codemode_vm::builtins::UNIVERSE_NAMES.iter().chain(&["set"]);
+        let roots = codemode_vm::UNIVERSE_NAMES.iter().chain(&["set"]);
         for root in roots {
             let name = format!("{root}.x");
             assert_eq!(

@@ -445,20 +445,8 @@ fn length_rules(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::{FieldShape, Number, Rule, Shape, ShapeKind};
+    use crate::shape::{Number, Rule};
     use serde_json::json;
-
-    fn s(kind: ShapeKind) -> Shape {
-        Shape::new(kind)
-    }
-
-    fn field(name: &str, shape: Shape, required: bool) -> FieldShape {
-        FieldShape {
-            name: name.into(),
-            shape,
-            required,
-        }
-    }
 
     #[test]
     fn schema_rules_become_input_rules() {

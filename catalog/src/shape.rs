@@ -296,7 +296,6 @@ pub fn signature(name: &str, input: &[FieldShape]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn s(kind: ShapeKind) -> Shape {
         Shape::new(kind)

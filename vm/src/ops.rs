@@ -54,14 +54,6 @@ fn unknown_binary(op: BinOp, a: Value<'_>, b: Value<'_>) -> Error {
 // ---------------------------------------------------------------------------
 // Number helpers
 
-/// The value of a small int.
-pub fn as_i64(v: Value<'_>) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(i),
-        _ => None,
-    }
-}
-
 /// Any int as a big int.
 pub fn to_bigint(v: Value<'_>) -> Option<BigInt> {
     match v {
@@ -1075,14 +1067,9 @@ fn compare_with<'h>(cmp: &mut Cmp<'_>, op: BinOp, a: Value<'h>, b: Value<'h>) ->
 }
 
 /// The order `sorted`, `min` and `max` use: starlark-go's `<` as a
-/// three-way comparison (floats totally ordered, NaN last). Errors name the
-/// operator `<`.
-pub fn total_cmp<'h>(a: Value<'h>, b: Value<'h>) -> Result<Ordering> {
-    Cmp::new(None).order(BinOp::Lt, a, b, COMPARE_DEPTH)
-}
-
-/// [`total_cmp`] with the deadline of `budget` and the operator `op` named
-/// in type errors (`max` reports `>`).
+/// three-way comparison (floats totally ordered, NaN last), with the
+/// deadline of `budget` and the operator `op` named in type errors (`max`
+/// reports `>`).
 pub fn total_cmp_in<'h>(
     budget: &Budget,
     op: BinOp,
@@ -1637,7 +1624,7 @@ mod tests {
             );
             // sorted([3, nan, 1.0, inf]) == [1.0, 3, +inf, nan]
             let mut v = [I(3), nan, F(1.0), F(f64::INFINITY)];
-            v.sort_by(|x, y| total_cmp(*x, *y).unwrap());
+            v.sort_by(|x, y| total_cmp_in(&budget(), Lt, *x, *y).unwrap());
             assert_eq!(show(t.heap.list(&v), &b), "[1.0, 3, +inf, nan]");
         })
     }
