@@ -20,17 +20,49 @@
 //! hash).
 
 use std::hash::{BuildHasher, Hasher};
+use std::marker::PhantomData;
 
-/// Builds the [`FxHasher`] of a seed.
-#[derive(Clone, Copy)]
-pub struct SeededHash(pub u64);
+/// Builds hashers of type `H` whose state starts at a seed.
+pub struct Seeded<H> {
+    seed: u64,
+    hasher: PhantomData<fn() -> H>,
+}
 
-impl BuildHasher for SeededHash {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(self.0)
+impl<H> Seeded<H> {
+    /// The builder of hashers seeded with `seed`.
+    pub const fn new(seed: u64) -> Self {
+        Seeded {
+            seed,
+            hasher: PhantomData,
+        }
+    }
+
+    /// The seed.
+    pub const fn seed(&self) -> u64 {
+        self.seed
     }
 }
+
+impl<H> Clone for Seeded<H> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<H> Copy for Seeded<H> {}
+
+impl<H: Hasher + From<u64>> BuildHasher for Seeded<H> {
+    type Hasher = H;
+    fn build_hasher(&self) -> H {
+        H::from(self.seed)
+    }
+}
+
+/// Builds the [`FxHasher`]s of the resolver's tables keyed by text.
+pub type SeededHash = Seeded<FxHasher>;
+
+/// Builds the [`KeyHasher`]s of keys that are one `u64`.
+pub type KeyHash = Seeded<KeyHasher>;
 
 /// The multiply-rotate hash of rustc ("Fx"), over 8-byte words; the state
 /// is the seed at first.
@@ -42,6 +74,12 @@ impl FxHasher {
     #[inline]
     fn add(&mut self, word: u64) {
         self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl From<u64> for FxHasher {
+    fn from(seed: u64) -> Self {
+        FxHasher(seed)
     }
 }
 
@@ -71,21 +109,16 @@ impl Hasher for FxHasher {
     }
 }
 
-/// Builds the [`KeyHasher`] of a seed.
-#[derive(Clone, Copy)]
-pub struct KeyHash(pub u64);
-
-impl BuildHasher for KeyHash {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(self.0)
-    }
-}
-
 /// A hasher of keys that are one `u64`: one seeded folded multiply, which
 /// mixes every bit of the key into the bucket index and the tag (a plain
 /// multiply would leave the index a function of the key's low bits alone).
 pub struct KeyHasher(pub u64);
+
+impl From<u64> for KeyHasher {
+    fn from(seed: u64) -> Self {
+        KeyHasher(seed)
+    }
+}
 
 impl Hasher for KeyHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -326,7 +326,7 @@ struct Resolver<'a, 'n> {
 
 impl<'a, 'n> Resolver<'a, 'n> {
     fn new(source: &'a str, names: &Names<'n>) -> Self {
-        let hash = SeededHash(RandomState::new().hash_one(0x5eed_u64));
+        let hash = SeededHash::new(RandomState::new().hash_one(0x5eed_u64));
         // Sizes from the source length (about one identifier per eight
         // bytes in real programs) save reallocating while walking.
         let expected = source.len();
@@ -348,7 +348,10 @@ impl<'a, 'n> Resolver<'a, 'n> {
             // large one's): a table sized for the end is sparse while the
             // walk fills it, and a large program's lookups then miss the
             // cache over a wider area.
-            bindings: HashMap::with_capacity_and_hasher((expected / 64).max(64), KeyHash(hash.0)),
+            bindings: HashMap::with_capacity_and_hasher(
+                (expected / 64).max(64),
+                KeyHash::new(hash.seed()),
+            ),
             syms: Map::with_capacity_and_hasher((expected / 64).max(32), hash),
             sym_info: Vec::with_capacity((expected / 64).max(32)),
             env: FILE,
@@ -1358,7 +1361,7 @@ mod tests {
     #[test]
     fn every_byte_of_a_name_takes_part_in_its_hash() {
         // Whole words and every length of tail (overlapping loads).
-        let hash = |s: &str| SeededHash(0x1234_5678).hash_one(s);
+        let hash = |s: &str| SeededHash::new(0x1234_5678).hash_one(s);
         for n in 1..=24 {
             let base: String = (0..n as u8).map(|i| char::from(b'a' + i)).collect();
             assert_eq!(hash(&base), hash(&base.clone()));

@@ -26,6 +26,9 @@ pub mod math;
 pub mod string;
 pub mod universe;
 
+#[cfg(test)]
+mod surface_tests;
+
 use crate::error::{Error, Result};
 use crate::interp::Thread;
 use crate::value::Value;
@@ -164,32 +167,4 @@ pub fn module_attr<'h>(m: &'static ModuleDef, name: &str) -> Option<Value<'h>> {
         ModuleMember::Function(f) => Value::Builtin(f),
         ModuleMember::Float(x) => Value::Float(*x),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{json, math, ModuleDef};
-
-    /// The tool reference's language surface (`vm/tests/language_surface.rs`
-    /// checks the universe and the README against the same fixture).
-    const SURFACE: &str = include_str!("../../tests/fixtures/language_surface.txt");
-
-    /// The comma-separated names after `LABEL: ` on the fixture's line.
-    fn line(label: &str) -> Vec<&'static str> {
-        let prefix = format!("{label}: ");
-        let text = SURFACE
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix.as_str()))
-            .unwrap_or_else(|| panic!("no `{label}:` line in the fixture"));
-        text.split(", ").collect()
-    }
-
-    #[test]
-    fn module_members_are_the_json_and_math_lines() {
-        let members = |m: &ModuleDef| m.members.iter().map(|(n, _)| *n).collect::<Vec<_>>();
-        assert_eq!(json::MODULE.name, "json");
-        assert_eq!(members(&json::MODULE), line("json"));
-        assert_eq!(math::MODULE.name, "math");
-        assert_eq!(members(&math::MODULE), line("math"));
-    }
 }

@@ -1,10 +1,11 @@
-//! The fixed language surface: the universe's names and the block quoted
-//! in the README are exactly the three lines of the tool reference's "Language surface"
-//! section, kept verbatim in `tests/fixtures/language_surface.txt`.
+//! The fixed language surface: the universe's names, the members of the
+//! `json` and `math` modules, and the block quoted in the README are all
+//! exactly the three lines of the tool reference's "Language surface"
+//! section, kept verbatim in `vm/tests/fixtures/language_surface.txt`.
 
-use codemode_vm::UNIVERSE_NAMES;
+use super::{json, math, ModuleDef, UNIVERSE_NAMES};
 
-const SURFACE: &str = include_str!("fixtures/language_surface.txt");
+const SURFACE: &str = include_str!("../../tests/fixtures/language_surface.txt");
 
 /// The comma-separated names after `LABEL: ` on the fixture's line.
 fn line(label: &str) -> Vec<&'static str> {
@@ -32,12 +33,18 @@ fn universe_names_are_the_top_level_line() {
     assert_eq!(UNIVERSE_NAMES.to_vec(), line("top-level"));
 }
 
-// The members of `json` and `math` are checked against the same lines by a
-// unit test of `vm/src/builtins/mod.rs`: the modules are not public API.
+#[test]
+fn module_members_are_the_json_and_math_lines() {
+    let members = |m: &ModuleDef| m.members.iter().map(|(n, _)| *n).collect::<Vec<_>>();
+    assert_eq!(json::MODULE.name, "json");
+    assert_eq!(members(&json::MODULE), line("json"));
+    assert_eq!(math::MODULE.name, "math");
+    assert_eq!(members(&math::MODULE), line("math"));
+}
 
 #[test]
 fn readme_quotes_the_surface_block() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     let fenced = "## Language surface\n\n";
     let at = readme
         .find(fenced)
