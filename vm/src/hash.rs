@@ -107,7 +107,7 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
 /// The internal hash of a dict key: equal values hash equal (`1`, `1.0`);
 /// lists, dicts and ranges (also inside tuples) are unhashable. Tuples are
 /// walked without recursion, and the walk is bounded.
-#[inline]
+#[inline(always)]
 pub fn hash(v: Value<'_>) -> Result<u32> {
     match v {
         Value::Int(i) => Ok(hash_i64(i)),
