@@ -22,7 +22,7 @@ mod front_end_program;
 use front_end_program::program;
 
 /// The builtins of the language surface, as the VM defines them.
-const UNIVERSE: &[&str] = codemode::vm::builtins::UNIVERSE_NAMES;
+const UNIVERSE: &[&str] = codemode::vm::UNIVERSE_NAMES;
 
 fn front_end(c: &mut Criterion) {
     let source = program(1 << 20);

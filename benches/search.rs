@@ -1,7 +1,7 @@
-//! Search benchmarks over the 1,223 GitHub REST operations of
-//! `shared/data/github-rest-catalog.json`: index build time, and the
-//! latency of typical agent queries (targets: build ≤ 50 ms, median query
-//! ≤ 20 µs).
+//! Search benchmarks over the 1,223 GitHub REST operations of the manifest
+//! that `CODEMODE_GITHUB_MANIFEST` names (skipped without it): index build
+//! time, and the latency of typical agent queries (targets: build ≤ 50 ms,
+//! median query ≤ 20 µs).
 
 /// The allocator the `codemode` binary ships with, so that the figures are
 /// the product's.
@@ -13,13 +13,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-fn manifest_text() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/github-rest-catalog.json"
-    );
-    std::fs::read_to_string(path).expect("the GitHub manifest")
-}
+#[path = "../catalog/tests/github_manifest/mod.rs"]
+mod github_manifest;
 
 fn build(manifest: Manifest) -> Catalog {
     Catalog::builder()
@@ -28,22 +23,10 @@ fn build(manifest: Manifest) -> Catalog {
         .expect("buildable")
 }
 
-const QUERIES: &[&str] = &[
-    "create an issue",
-    "list pull requests",
-    "get repository content",
-    "list workflow runs for a repository",
-    "add labels to an issue",
-    "search code",
-    "github.repos.get",
-    "github",
-    "repos",
-    "get",
-    "delete a release asset for the authenticated user",
-];
-
 fn bench(c: &mut Criterion) {
-    let text = manifest_text();
+    let Some(text) = github_manifest::text("the search benchmarks") else {
+        return;
+    };
     let manifest = Manifest::from_json(&text).expect("valid manifest");
     // Validation, shape mapping, signatures and the inverted index, from a
     // parsed manifest (JSON parsing is measured apart).
@@ -66,7 +49,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| Manifest::from_json(black_box(&text)))
     });
     let catalog = build(manifest);
-    for q in QUERIES {
+    for q in github_manifest::AGENT_QUERIES {
         c.bench_with_input(BenchmarkId::new("search/query", q), q, |b, q| {
             b.iter(|| catalog.search(black_box(q)))
         });

@@ -12,7 +12,8 @@
 //! host that answers the same calls with the demo catalog's data directly.
 //! `execute_agent_20_lines_github_catalog` is the first again with the
 //! GitHub manifest's 1,223 capabilities loaded beside `demo`: the latency
-//! must not grow with the size of the catalog.
+//! must not grow with the size of the catalog (it runs when
+//! `CODEMODE_GITHUB_MANIFEST` names the manifest).
 
 /// The allocator the `codemode` binary ships with, so that the figures are
 /// the product's.
@@ -20,6 +21,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
+#[path = "../catalog/tests/github_manifest/mod.rs"]
+mod github_manifest;
 
 use codemode::catalog::{CancellationToken, Subject};
 use codemode::server::catalogs;
@@ -109,18 +112,15 @@ fn execute_latency(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let subject = Subject::new("bench");
-    let github = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/data/github-rest-catalog.json"
-    );
-    for (name, sources) in [
-        ("execute_agent_20_lines", vec!["demo"]),
-        (
+    let mut runs = vec![("execute_agent_20_lines", vec!["demo".to_string()])];
+    match github_manifest::path() {
+        Some(github) => runs.push((
             "execute_agent_20_lines_github_catalog",
-            vec!["demo", github],
-        ),
-    ] {
-        let sources: Vec<String> = sources.into_iter().map(str::to_string).collect();
+            vec!["demo".to_string(), github.display().to_string()],
+        )),
+        None => github_manifest::skipped("execute_agent_20_lines_github_catalog"),
+    }
+    for (name, sources) in runs {
         let service = catalogs::load(&sources, &[], Default::default()).expect("catalogs");
         let run = |src: &str| -> String {
             let data = runtime

@@ -118,15 +118,42 @@ fn run_child(source: &[u8], time: Duration, flags: &[&str]) -> Report {
 /// Runs `source` and asserts the exact outcome, the time limit plus 10%,
 /// and the heap budget plus the allowance.
 fn assert_outcome(source: &[u8], time: Duration, flags: &[&str], want: &str) -> Report {
+    assert_outcome_within(source, time, flags, want, time + time / 10)
+}
+
+/// [`assert_outcome`] with the bound on the elapsed time given: the
+/// outcome and memory are checked on every attempt, the time on the best
+/// of up to three, so that one slow stretch of a shared machine (the child
+/// waiting for a core) cannot fail it while a program that really runs
+/// long fails all three.
+fn assert_outcome_within(
+    source: &[u8],
+    time: Duration,
+    flags: &[&str],
+    want: &str,
+    within: Duration,
+) -> Report {
+    let mut attempt = 1;
+    loop {
+        let report = checked_outcome(source, time, flags, want);
+        if report.elapsed <= within {
+            return report;
+        }
+        assert!(
+            attempt < 3,
+            "took {:?} in the last of three attempts, bound {within:?}",
+            report.elapsed
+        );
+        attempt += 1;
+    }
+}
+
+/// One run of `source` whose outcome and memory must be as expected.
+fn checked_outcome(source: &[u8], time: Duration, flags: &[&str], want: &str) -> Report {
     let report = run_child(source, time, flags);
     // Shown with `--nocapture`: the figures behind the assertions.
     println!("{report:?}");
     assert_eq!(report.outcome, want, "{report:?}");
-    assert!(
-        report.elapsed <= time + time / 10,
-        "took {:?}, limit {time:?}",
-        report.elapsed
-    );
     assert!(
         report.peak_bytes <= HEAP + ALLOWANCE,
         "peak {} MiB",
@@ -213,14 +240,14 @@ fn child() {
 
 #[test]
 fn repeating_a_string_a_trillion_times() {
-    let r = assert_outcome(&program("", r#""x" * (1 << 40)"#), TIME, &[], LIMIT);
-    assert!(r.elapsed < Duration::from_millis(200), "{r:?}");
+    let source = program("", r#""x" * (1 << 40)"#);
+    assert_outcome_within(&source, TIME, &[], LIMIT, Duration::from_millis(200));
 }
 
 #[test]
 fn repeating_a_list_a_billion_times() {
-    let r = assert_outcome(&program("", "[0] * 1000000000"), TIME, &[], LIMIT);
-    assert!(r.elapsed < Duration::from_millis(200), "{r:?}");
+    let source = program("", "[0] * 1000000000");
+    assert_outcome_within(&source, TIME, &[], LIMIT, Duration::from_millis(200));
 }
 
 #[test]

@@ -1,23 +1,14 @@
 //! Search latency over the GitHub REST manifest, robust to a busy machine:
 //! for each query, the minimum and median of many timed runs, and the same
 //! for the index build. Run with
-//! `cargo run -p codemode-catalog --profile bench --example search_latency`.
+//! `CODEMODE_GITHUB_MANIFEST=PATH cargo run -p codemode-catalog --profile bench --example search_latency`.
 
-use codemode_catalog::{Catalog, Manifest};
+use codemode_catalog::Catalog;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-const QUERIES: &[&str] = &[
-    "create an issue",
-    "list pull requests",
-    "get repository content",
-    "list workflow runs for a repository",
-    "add labels to an issue",
-    "search code",
-    "delete a release asset for the authenticated user",
-    "github.repos.get",
-    "github",
-];
+#[path = "../tests/github_manifest/mod.rs"]
+mod github_manifest;
 
 fn stats(mut v: Vec<Duration>) -> (Duration, Duration) {
     v.sort();
@@ -25,12 +16,9 @@ fn stats(mut v: Vec<Duration>) -> (Duration, Duration) {
 }
 
 fn main() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/github-rest-catalog.json"
-    );
-    let text = std::fs::read_to_string(path).expect("the GitHub manifest");
-    let manifest = Manifest::from_json(&text).expect("valid manifest");
+    let Some(manifest) = github_manifest::manifest("search_latency") else {
+        return;
+    };
     let mut builds = Vec::new();
     for _ in 0..30 {
         let input = manifest.clone();
@@ -49,7 +37,7 @@ fn main() {
         .build()
         .expect("buildable");
     let mut medians = Vec::new();
-    for q in QUERIES {
+    for q in github_manifest::AGENT_QUERIES {
         let mut runs = Vec::new();
         for _ in 0..3000 {
             let start = Instant::now();

@@ -12,7 +12,8 @@
 
 use crate::convert::{data_into_json, to_data};
 use crate::decode::from_data;
-use crate::shape::{Rule, SchemaSource};
+use crate::schema::SchemaSource;
+use crate::shape::Rule;
 use codemode_vm::Data;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;

@@ -12,8 +12,9 @@
 
 use crate::capability::{Capability, ErasedHandler};
 use crate::names::{CapabilityId, CapabilityName, NameError};
+use crate::schema::{self, ShapeError};
 use crate::search::{SearchError, SearchIndex, SearchLimits, SearchResponse};
-use crate::shape::{self, FieldSchema, FieldShape, Rule, Shape, ShapeError, ShapeKind};
+use crate::shape::{self, FieldSchema, FieldShape, Rule, Shape, ShapeKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -318,12 +319,12 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         which,
         error,
     };
-    let mut input = shape::fields_from_schema(&cap.input_schema, cap.source)
+    let mut input = schema::fields_from_schema(&cap.input_schema, cap.source)
         .map_err(|e| problems.push(shape_problem("input", e)))
         .ok();
     let output = match &cap.output_schema {
         None => Some(Vec::new()),
-        Some(s) => shape::fields_from_schema(s, cap.source)
+        Some(s) => schema::fields_from_schema(s, cap.source)
             .map_err(|e| problems.push(shape_problem("output", e)))
             .ok(),
     };

@@ -101,7 +101,7 @@ fn conform(shape: &Shape, value: Data, path: &mut String) -> Result<Data, Mismat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::{fields_from_schema, SchemaSource};
+    use crate::schema::{fields_from_schema, SchemaSource};
     use serde_json::json;
 
     fn fields(schema: serde_json::Value) -> Vec<FieldShape> {

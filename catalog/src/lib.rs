@@ -67,6 +67,7 @@ pub mod error;
 pub mod names;
 #[cfg(feature = "rego")]
 pub mod rego;
+pub mod schema;
 pub mod search;
 pub mod service;
 pub mod shape;
@@ -87,9 +88,10 @@ pub use error::Error;
 pub use names::{CapabilityId, CapabilityName, NameError};
 #[cfg(feature = "rego")]
 pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
+pub use schema::ShapeError;
 pub use search::{tokenize, SearchLimits, SearchResponse, SearchResult};
 pub use service::{CodeMode, Config};
-pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeError, ShapeKind};
+pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeKind};
 pub use tokio_util::sync::CancellationToken;
 
 /// An input type for capabilities that take no arguments.

@@ -8,21 +8,15 @@
 //! `_`, `-` and `.`. Both are validated on construction, so a value of
 //! either type is always well formed.
 
+use codemode_vm::KEYWORDS;
 use std::fmt;
 
 /// Whether `root` may not be a capability name's first segment: every name
 /// of the language surface's universe (the VM's own list, so the two cannot
 /// drift), plus `set`, which the language reserves.
 pub fn is_reserved_root(root: &str) -> bool {
-    root == "set" || codemode_vm::builtins::UNIVERSE_NAMES.contains(&root)
+    root == "set" || codemode_vm::UNIVERSE_NAMES.contains(&root)
 }
-
-/// Words the Starlark scanner reserves; a segment cannot be one.
-const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
-    "load", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-];
 
 /// The longest name or ID accepted.
 pub const MAX_NAME_LEN: usize = 128;
@@ -133,7 +127,7 @@ mod tests {
                 "{bad}"
             );
         }
-        let roots = codemode_vm::builtins::UNIVERSE_NAMES.iter().chain(&["set"]);
+        let roots = codemode_vm::UNIVERSE_NAMES.iter().chain(&["set"]);
         for root in roots {
             let name = format!("{root}.x");
             assert_eq!(

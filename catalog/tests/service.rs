@@ -414,16 +414,21 @@ async fn a_slow_handler_is_stopped_at_the_deadline() {
     let mut config = Config::default();
     config.limits.max_time = Duration::from_millis(300);
     let cm = service_with(config);
-    let start = Instant::now();
-    assert_eq!(
-        run(&cm, "conformance.sleep(ms=10000)").await,
-        Err("resource limit exceeded".into())
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
+    // The outcome on every attempt, the time on the best of up to three: a
+    // handler that ran its 10 s would fail all three.
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        assert_eq!(
+            run(&cm, "conformance.sleep(ms=10000)").await,
+            Err("resource limit exceeded".into())
+        );
+        best = best.min(start.elapsed());
+        if best < Duration::from_secs(2) {
+            break;
+        }
+    }
+    assert!(best < Duration::from_secs(2), "{best:?}");
     let spin = cm
         .execute(
             &me(),
@@ -443,20 +448,25 @@ async fn cancellation_stops_handlers_and_programs() {
         "def main():\n    return conformance.sleep(ms=10000)\n",
         "def main():\n    x = 0\n    for i in range(1000000000):\n        x += i\n    return x\n",
     ] {
-        let token = CancellationToken::new();
-        let t2 = token.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            t2.cancel();
-        });
-        let start = Instant::now();
-        let got = cm.execute(&me(), source, token).await;
-        assert_eq!(got.unwrap_err().to_string(), "context canceled");
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "{:?}",
-            start.elapsed()
-        );
+        // The outcome on every attempt, the time on the best of up to
+        // three: a program that ran on would fail all three.
+        let mut best = Duration::MAX;
+        for _ in 0..3 {
+            let token = CancellationToken::new();
+            let t2 = token.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                t2.cancel();
+            });
+            let start = Instant::now();
+            let got = cm.execute(&me(), source, token).await;
+            assert_eq!(got.unwrap_err().to_string(), "context canceled");
+            best = best.min(start.elapsed());
+            if best < Duration::from_secs(3) {
+                break;
+            }
+        }
+        assert!(best < Duration::from_secs(3), "{best:?}");
     }
 }
 

@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let arena = bumpalo::Bump::new();
     let names = Names {
         predeclared: &["records", "conformance"],
-        universal: codemode_vm::builtins::UNIVERSE_NAMES,
+        universal: codemode_vm::UNIVERSE_NAMES,
     };
     if let Err(d) = check(&arena, src, &names) {
         // Rendering must work for every position the front end reports.

@@ -57,18 +57,15 @@ pub fn conformance_service() -> &'static CodeMode {
 }
 
 /// A catalog with every shape the repository knows: the `demo` and
-/// `conformance` capabilities and, when the shared data is present, the
-/// 1,000-entry GitHub REST manifest.
+/// `conformance` capabilities and, when `CODEMODE_GITHUB_MANIFEST` names
+/// it, the 1,223-entry GitHub REST manifest.
 pub fn rich_catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
         let mut builder = Catalog::builder()
             .capabilities(codemode_server::catalogs::demo::capabilities())
             .capabilities(codemode_server::catalogs::conformance::capabilities());
-        let manifest = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/github-rest-catalog.json"
-        );
+        let manifest = std::env::var_os("CODEMODE_GITHUB_MANIFEST").unwrap_or_default();
         if let Ok(text) = std::fs::read_to_string(manifest) {
             let manifest = Manifest::from_json(&text).expect("the GitHub manifest parses");
             builder = builder.manifest(manifest);

@@ -11,19 +11,18 @@
 
 pub mod ast;
 mod diagnostic;
+pub mod hash;
 mod lexer;
 mod parse;
 mod prefetch;
 mod resolve;
-mod tail_word;
 mod token;
 
 pub use diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 pub use lexer::{LexError, Lexer};
 pub use parse::parse;
 pub use resolve::{nearest, resolve, Names};
-pub use tail_word::tail_word;
-pub use token::Tok;
+pub use token::{Tok, KEYWORDS};
 
 use bumpalo::Bump;
 

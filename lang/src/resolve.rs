@@ -34,6 +34,7 @@ use crate::ast::{
     ParamKind, Pos, Scope, Stmt, StmtKind,
 };
 use crate::diagnostic::{Diagnostic, LineIndex, FILE_NAME};
+use crate::hash::{KeyHash, SeededHash};
 use crate::prefetch::{prefetch, prefetch_between};
 use bumpalo::Bump;
 use std::collections::hash_map::RandomState;
@@ -93,61 +94,6 @@ type Sym = u32;
 /// No binding (in the per-name tables).
 const NONE: BindId = BindId::MAX;
 
-/// A hash of short strings that is fast (identifiers are hashed several
-/// times per use) yet seeded per run, so that a hostile program cannot
-/// precompute colliding names.
-#[derive(Clone, Copy)]
-struct SeededHash(u64);
-
-impl BuildHasher for SeededHash {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(self.0)
-    }
-}
-
-/// The multiply-rotate hash of rustc ("Fx"), over 8-byte words.
-struct FxHasher(u64);
-
-impl FxHasher {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
-        }
-        // Most names are shorter than a word: their tail is all of them.
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            self.add(crate::tail_word(rest));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 type Map<'k, V> = HashMap<Name<'k>, V, SeededHash>;
 
 /// A name as a key of [`Map`]: hashed as its text, compared with a few
@@ -168,7 +114,7 @@ impl PartialEq for Name<'_> {
             |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or([0; 8]));
         match n {
             // `tail_word` reads every byte of up to 8 bytes.
-            0..=8 => crate::tail_word(a) == crate::tail_word(b),
+            0..=8 => crate::hash::tail_word(a) == crate::hash::tail_word(b),
             9..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
             _ => a == b,
         }
@@ -181,42 +127,6 @@ impl Hash for Name<'_> {
     #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.0.hash(h)
-    }
-}
-
-/// Hashes the (block, name) keys of [`Resolver::bindings`]: one seeded
-/// folded multiply, which mixes every bit of the key into the bucket
-/// index and the tag (a plain multiply would leave the index a function of
-/// the name alone).
-#[derive(Clone, Copy)]
-struct KeyHash(u64);
-
-impl BuildHasher for KeyHash {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(self.0)
-    }
-}
-
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is used; stay correct for anything else.
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, k: u64) {
-        let p = u128::from(k ^ self.0) * u128::from(FxHasher::K);
-        self.0 = (p as u64) ^ ((p >> 64) as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
@@ -416,7 +326,7 @@ struct Resolver<'a, 'n> {
 
 impl<'a, 'n> Resolver<'a, 'n> {
     fn new(source: &'a str, names: &Names<'n>) -> Self {
-        let hash = SeededHash(RandomState::new().hash_one(0x5eed_u64));
+        let hash = SeededHash::new(RandomState::new().hash_one(0x5eed_u64));
         // Sizes from the source length (about one identifier per eight
         // bytes in real programs) save reallocating while walking.
         let expected = source.len();
@@ -438,7 +348,10 @@ impl<'a, 'n> Resolver<'a, 'n> {
             // large one's): a table sized for the end is sparse while the
             // walk fills it, and a large program's lookups then miss the
             // cache over a wider area.
-            bindings: HashMap::with_capacity_and_hasher((expected / 64).max(64), KeyHash(hash.0)),
+            bindings: HashMap::with_capacity_and_hasher(
+                (expected / 64).max(64),
+                KeyHash::new(hash.seed()),
+            ),
             syms: Map::with_capacity_and_hasher((expected / 64).max(32), hash),
             sym_info: Vec::with_capacity((expected / 64).max(32)),
             env: FILE,
@@ -1448,7 +1361,7 @@ mod tests {
     #[test]
     fn every_byte_of_a_name_takes_part_in_its_hash() {
         // Whole words and every length of tail (overlapping loads).
-        let hash = |s: &str| SeededHash(0x1234_5678).hash_one(s);
+        let hash = |s: &str| SeededHash::new(0x1234_5678).hash_one(s);
         for n in 1..=24 {
             let base: String = (0..n as u8).map(|i| char::from(b'a' + i)).collect();
             assert_eq!(hash(&base), hash(&base.clone()));

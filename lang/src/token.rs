@@ -12,6 +12,16 @@
 use crate::ast::Literal;
 use logos::Logos;
 
+/// The words the scanner does not take as identifiers: Starlark's keywords
+/// and the Python keywords starlark-go reserves (`assert`, `async` and
+/// `await` are identifiers there). Names made for programs — capability
+/// segments, identifiers of upstream tools — must not be one of them.
+pub const KEYWORDS: &[&str] = &[
+    "and", "as", "break", "class", "continue", "def", "del", "elif", "else", "except", "finally",
+    "for", "from", "global", "if", "import", "in", "is", "lambda", "load", "nonlocal", "not", "or",
+    "pass", "raise", "return", "try", "while", "with", "yield",
+];
+
 /// A raw token as recognised by logos. Anything logos cannot match is an
 /// "unexpected input character" error of the lexer.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
@@ -348,5 +358,30 @@ impl Tok<'_> {
             self,
             Tok::Ident(_) | Tok::Lit(_) | Tok::RParen | Tok::RBrack | Tok::RBrace
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Raw, KEYWORDS};
+    use logos::Logos;
+
+    fn whole_token(word: &str) -> Option<Raw> {
+        let mut lexer = Raw::lexer(word);
+        let token = lexer.next()?.ok()?;
+        (lexer.span() == (0..word.len()) && lexer.next().is_none()).then_some(token)
+    }
+
+    #[test]
+    fn keywords_are_the_words_that_are_not_identifiers() {
+        for word in KEYWORDS {
+            let token = whole_token(word);
+            assert!(token.is_some() && token != Some(Raw::Ident), "{word}");
+        }
+        for word in [
+            "assert", "async", "await", "print", "set", "True", "None", "lambda_",
+        ] {
+            assert_eq!(whole_token(word), Some(Raw::Ident), "{word}");
+        }
     }
 }

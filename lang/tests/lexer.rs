@@ -246,7 +246,7 @@ fn brackets_and_indentation_are_bounded() {
     assert!(e.ends_with("nesting too deep"), "{e}");
 }
 
-/// `(source, starlark-go's error)`, each probed with `shared/tools/starlark-ref`.
+/// `(source, starlark-go's error)`, each probed with the starlark-go reference.
 const SCANNER_ERRORS: &[(&str, &str)] = &[
     ("if x:\n  pass\n else: pass", "<codemode>:3:2: unindent does not match any outer indentation level"),
     ("if x:\n  pass\nelse:\n  pass\n  pass\n pass", "<codemode>:6:2: unindent does not match any outer indentation level"),

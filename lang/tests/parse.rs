@@ -318,7 +318,7 @@ fn order_rules_are_left_to_the_resolver() {
     }
 }
 
-/// `(source, starlark-go's error)`, each probed with `shared/tools/starlark-ref`.
+/// `(source, starlark-go's error)`, each probed with the starlark-go reference.
 const PARSER_ERRORS: &[(&str, &str)] = &[
     (
         "x = 1 assert",

@@ -251,11 +251,8 @@ pub fn program_text(bytes: Vec<u8>, max_source_bytes: usize) -> Result<String, E
     if bytes.len() > max_source_bytes {
         return Err(Error::ResourceLimitExceeded);
     }
-    if let Err(diagnostic) = codemode_lang::source_from_bytes(&bytes) {
-        // Positions are counted in the valid text before the offending byte.
-        let valid = bytes.get(..diagnostic.pos as usize).unwrap_or_default();
-        let prefix = std::str::from_utf8(valid).unwrap_or_default();
-        return Err(Error::InvalidProgram(Some(diagnostic.render(prefix))));
+    if let Err(detail) = codemode_vm::source_from_bytes(&bytes) {
+        return Err(Error::InvalidProgram(Some(detail)));
     }
     String::from_utf8(bytes).map_err(|_| Error::Internal)
 }

@@ -332,27 +332,36 @@ fn conformance_sleep() {
         Err("invalid capability arguments: ms: must be at most 60000".into())
     );
     // Cancellation stops the sleep early.
+    // The outcome on every attempt, the time on the best of up to three:
+    // a sleep that ran its 60 s would fail all three.
     let rt = runtime();
-    let started = Instant::now();
-    let outcome = rt.block_on(async {
-        let cancel = CancellationToken::new();
-        let trigger = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            trigger.cancel();
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let started = Instant::now();
+        let outcome = rt.block_on(async {
+            let cancel = CancellationToken::new();
+            let trigger = cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                trigger.cancel();
+            });
+            s.execute(
+                &Subject::new("t"),
+                "def main():\n    return conformance.sleep(ms=60000)\n",
+                cancel,
+            )
+            .await
         });
-        s.execute(
-            &Subject::new("t"),
-            "def main():\n    return conformance.sleep(ms=60000)\n",
-            cancel,
-        )
-        .await
-    });
-    assert_eq!(
-        outcome.expect_err("cancelled").to_string(),
-        "context canceled"
-    );
-    assert!(started.elapsed() < Duration::from_secs(3));
+        assert_eq!(
+            outcome.expect_err("cancelled").to_string(),
+            "context canceled"
+        );
+        best = best.min(started.elapsed());
+        if best < Duration::from_secs(3) {
+            break;
+        }
+    }
+    assert!(best < Duration::from_secs(3), "{best:?}");
 }
 
 #[test]

@@ -5,18 +5,23 @@
 #   tests/golden/regen.sh                 # every tests/golden/*/*.star
 #   tests/golden/regen.sh FILE.star ...   # only the given cases
 #
-# For each NAME.star it runs the reference interpreter (real starlark-go via
-# shared/tools/starlark-ref) and writes NAME.expected beside it: the reference's
-# combined stdout+stderr with the trailing newline stripped (a single line).
+# For each NAME.star it runs the reference interpreter (a command that runs
+# one file under real starlark-go and prints its outcome, see README.md) and
+# writes NAME.expected beside it: the reference's combined stdout+stderr with
+# the trailing newline stripped (a single line).
 #
-# The reference is located through $STARLARK_REF, defaulting to
-# /work/shared/tools/starlark-ref. This script is a maintenance tool only: tests
-# and CI never run it, they read the committed .expected files. Review the diff
-# of the .expected files after regenerating before committing them.
+# The reference is the command that $STARLARK_REF names; there is no default.
+# This script is a maintenance tool only: tests and CI never run it, they read
+# the committed .expected files. Review the diff of the .expected files after
+# regenerating before committing them.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-ref="${STARLARK_REF:-/work/shared/tools/starlark-ref}"
+ref="${STARLARK_REF:-}"
+if [[ -z "$ref" ]]; then
+  echo "regen.sh: set STARLARK_REF to the reference command (see README.md)" >&2
+  exit 2
+fi
 if [[ ! -x "$ref" ]]; then
   echo "regen.sh: reference not found or not executable: $ref (set STARLARK_REF)" >&2
   exit 2

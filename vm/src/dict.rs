@@ -4,7 +4,7 @@
 //! dead entry that iteration skips and that a rebuild squeezes out. Small
 //! tables are searched linearly (compare the cached hash first); larger
 //! ones get an open-addressing index of entry positions. Keys are compared
-//! with Starlark equality and hashed with [`crate::ops::hash_in`], so `1` and
+//! with Starlark equality and hashed with [`crate::hash::hash_in`], so `1` and
 //! `1.0` are the same key.
 
 use crate::budget::Budget;
@@ -120,14 +120,14 @@ impl<'h> DictMap<'h> {
                     .iter()
                     .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)))
             }
-            _ => self.find(key, ops::hash_in(self.heap.budget, key)?),
+            _ => self.find(key, crate::hash::hash_in(self.heap.budget, key)?),
         }
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
     /// was new.
     pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
-        let hash = ops::hash_in(self.heap.budget, key)?;
+        let hash = crate::hash::hash_in(self.heap.budget, key)?;
         if let Some(i) = self.find(key, hash)? {
             self.entries[i].value = value;
             return Ok(false);

@@ -204,6 +204,18 @@ pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String
     Ok(code.disassemble())
 }
 
+/// The text of a program that arrived as bytes, judged as [`execute`]
+/// judges its source: bytes that are not UTF-8 are an invalid program at
+/// the first offending byte, and the error is that `invalid program`
+/// detail (`<codemode>:L:C: invalid UTF-8 encoding`).
+pub fn source_from_bytes(bytes: &[u8]) -> Result<&str, String> {
+    codemode_lang::source_from_bytes(bytes).map_err(|diagnostic| {
+        // Positions are counted in the valid text before the offending byte.
+        let valid = bytes.get(..diagnostic.pos as usize).unwrap_or_default();
+        diagnostic.render(std::str::from_utf8(valid).unwrap_or_default())
+    })
+}
+
 /// Freezes everything reachable from the globals.
 fn freeze(globals: &[Value<'_>]) {
     let mut stack: Vec<Value<'_>> = globals.to_vec();

@@ -21,7 +21,7 @@ use crate::heap::Heap;
 use crate::opcode::*;
 use crate::ops;
 use crate::value::*;
-use codemode_lang::ast::{BinOp, Pos, UnaryOp};
+use codemode_lang::ast::{BinOp, UnaryOp};
 use std::any::Any;
 use std::cell::Cell;
 
@@ -1628,14 +1628,6 @@ fn release(it: &IterObj<'_>) {
         IterObj::List { list, .. } => list.iterating.set(list.iterating.get().saturating_sub(1)),
         IterObj::Dict { dict, .. } => dict.iterating.set(dict.iterating.get().saturating_sub(1)),
         _ => {}
-    }
-}
-
-/// The position an error is reported at, for callers that render it.
-pub fn error_pos(e: &Error) -> Option<Pos> {
-    match e.kind() {
-        ErrorKind::Eval { pos, .. } => *pos,
-        _ => None,
     }
 }
 

@@ -2,31 +2,41 @@
 //!
 //! [`execute`] takes source text, the capability names the host serves, a
 //! [`Host`] and [`Limits`], and runs the program: parse and resolve
-//! (`codemode-lang`), compile to register bytecode ([`compile`]), run the
-//! top level, freeze the globals, call `main`, and convert its result to
-//! [`Data`]. All values of one execution live in one arena ([`heap`]),
-//! every budget is in [`budget::Budget`], and every failure is classified
-//! as an [`ExecError`].
+//! (`codemode-lang`), compile to register bytecode, run the top level,
+//! freeze the globals, call `main`, and convert its result to [`Data`].
+//! All values of one execution live in one arena, every budget is counted
+//! against the [`Limits`], and every failure is classified as an
+//! [`ExecError`].
+//!
+//! The public API is what this file re-exports: [`execute`] and
+//! [`execute_with`] (with a [`Capabilities`] tree built once per catalog),
+//! [`disassemble`] for tests of the compiler, [`source_from_bytes`] for
+//! programs that arrive as bytes, the boundary type [`Data`], and the names
+//! a program cannot bind ([`UNIVERSE_NAMES`], [`KEYWORDS`]). Every module
+//! is private to the crate.
 
-pub mod budget;
-pub mod builtins;
-pub mod capabilities;
-pub mod compile;
-pub mod data;
-pub mod dict;
-pub mod error;
-pub mod exec;
-pub mod format;
-pub mod heap;
-pub mod interp;
-pub mod opcode;
-pub mod ops;
-pub mod text;
-pub mod value;
-pub mod verify;
+pub(crate) mod budget;
+pub(crate) mod builtins;
+pub(crate) mod capabilities;
+pub(crate) mod compile;
+pub(crate) mod data;
+pub(crate) mod dict;
+pub(crate) mod error;
+pub(crate) mod exec;
+pub(crate) mod format;
+pub(crate) mod hash;
+pub(crate) mod heap;
+pub(crate) mod interp;
+pub(crate) mod opcode;
+pub(crate) mod ops;
+pub(crate) mod text;
+pub(crate) mod value;
+pub(crate) mod verify;
 
 pub use budget::Limits;
+pub use builtins::UNIVERSE_NAMES;
 pub use capabilities::Capabilities;
+pub use codemode_lang::KEYWORDS;
 pub use data::Data;
 pub use error::LimitKind;
-pub use exec::{disassemble, execute, execute_with, ExecError, Host, HostCall};
+pub use exec::{disassemble, execute, execute_with, source_from_bytes, ExecError, Host, HostCall};

@@ -1,6 +1,6 @@
 //! The operators of the language on values: arithmetic, comparison,
-//! equality, hashing, membership, indexing and slicing, with starlark-go's
-//! semantics and error texts.
+//! equality, membership, indexing and slicing, with starlark-go's
+//! semantics and error texts (hashing is [`crate::hash`]).
 //!
 //! Ints take an `i64` fast path with checked arithmetic and move to big ints
 //! (num-bigint) only on overflow. Everything that can grow or run long is
@@ -22,8 +22,6 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
 use std::cmp::Ordering;
-use std::hash::BuildHasher;
-use std::sync::OnceLock;
 
 /// starlark-go's `CompareLimit`: containers nested this deep cannot be
 /// compared (`comparison exceeded maximum recursion depth`).
@@ -32,12 +30,12 @@ pub const COMPARE_DEPTH: u32 = 10;
 /// Values visited by one comparison or hash without a budget to check the
 /// deadline against; beyond this the call fails as over time. Only shared
 /// (DAG-shaped) structures reach it: it is more than a full heap holds.
-const WORK_CAP: u64 = 1 << 22;
+pub(crate) const WORK_CAP: u64 = 1 << 22;
 
 /// Values a comparison visits between two charges of its work to the
 /// budget at hand: at most this many less one go uncharged per comparison,
 /// which the step that ran it covers.
-const CMP_CHARGE_EVERY: u64 = 64;
+pub(crate) const CMP_CHARGE_EVERY: u64 = 64;
 
 /// starlark-go refuses repetition results of this many elements or more.
 const MAX_REPEAT: u64 = 1 << 30;
@@ -57,14 +55,6 @@ fn unknown_binary(op: BinOp, a: Value<'_>, b: Value<'_>) -> Error {
 
 // ---------------------------------------------------------------------------
 // Number helpers
-
-/// The value of a small int.
-pub fn as_i64(v: Value<'_>) -> Option<i64> {
-    match v {
-        Value::Int(i) => Some(i),
-        _ => None,
-    }
-}
 
 /// Any int as a big int.
 pub fn to_bigint(v: Value<'_>) -> Option<BigInt> {
@@ -417,7 +407,7 @@ fn repeat_count(n: Value<'_>, elems: usize, budget: &Budget) -> Result<usize> {
     if elems == 0 {
         return Ok(0);
     }
-    // DESIGN section 4: a repetition that cannot fit in what is left of the
+    // The heap budget: a repetition that cannot fit in what is left of the
     // heap is a resource limit, decided before starlark-go's own checks, so
     // `"x" * (1 << 40)` is refused as `resource limit exceeded`.
     let left = budget
@@ -1119,7 +1109,9 @@ impl<'b> Cmp<'b> {
 }
 
 /// Starlark equality (`==`). Without a budget at hand, the work of one
-/// call is capped; see [`equals_in`].
+/// call is capped; see [`equals_in`], which every caller outside the unit
+/// tests uses.
+#[cfg(test)]
 pub fn equals<'h>(a: Value<'h>, b: Value<'h>) -> Result<bool> {
     Cmp::new(None).top_equal(a, b)
 }
@@ -1129,7 +1121,8 @@ pub fn equals_in<'h>(budget: &Budget, a: Value<'h>, b: Value<'h>) -> Result<bool
     Cmp::new(Some(budget)).top_equal(a, b)
 }
 
-/// `a op b` for `== != < <= > >=`.
+/// `a op b` for `== != < <= > >=`, without a budget (the unit tests').
+#[cfg(test)]
 pub fn compare<'h>(op: BinOp, a: Value<'h>, b: Value<'h>) -> Result<bool> {
     compare_with(&mut Cmp::new(None), op, a, b)
 }
@@ -1153,14 +1146,9 @@ fn compare_with<'h>(cmp: &mut Cmp<'_>, op: BinOp, a: Value<'h>, b: Value<'h>) ->
 }
 
 /// The order `sorted`, `min` and `max` use: starlark-go's `<` as a
-/// three-way comparison (floats totally ordered, NaN last). Errors name the
-/// operator `<`.
-pub fn total_cmp<'h>(a: Value<'h>, b: Value<'h>) -> Result<Ordering> {
-    Cmp::new(None).order(BinOp::Lt, a, b, COMPARE_DEPTH)
-}
-
-/// [`total_cmp`] with the deadline of `budget` and the operator `op` named
-/// in type errors (`max` reports `>`).
+/// three-way comparison (floats totally ordered, NaN last), with the
+/// deadline of `budget` and the operator `op` named in type errors (`max`
+/// reports `>`).
 pub fn total_cmp_in<'h>(
     budget: &Budget,
     op: BinOp,
@@ -1168,249 +1156,6 @@ pub fn total_cmp_in<'h>(
     b: Value<'h>,
 ) -> Result<Ordering> {
     Cmp::new(Some(budget)).order(op, a, b, COMPARE_DEPTH)
-}
-
-// ---------------------------------------------------------------------------
-// Hashing
-
-/// A per-process random seed, so that programs cannot choose colliding
-/// keys in advance.
-fn hash_seed() -> u64 {
-    static SEED: OnceLock<u64> = OnceLock::new();
-    *SEED.get_or_init(|| std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64))
-}
-
-/// A fast seeded hasher for dict keys: a multiply-rotate round per word
-/// and a full-avalanche finalizer (SipHash cost 3x more per key here, and
-/// dict keys are mostly small ints and short strings).
-struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.write_u64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let tail = codemode_lang::tail_word(rest);
-            self.write_u64(tail ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(23) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-/// `x`'s hash under the per-process seed.
-struct HashState;
-
-impl HashState {
-    #[inline]
-    fn hash_one<T: std::hash::Hash>(&self, x: T) -> u64 {
-        use std::hash::Hasher;
-        let mut h = FastHasher(hash_seed());
-        x.hash(&mut h);
-        h.finish()
-    }
-}
-
-fn hash_state() -> HashState {
-    HashState
-}
-
-fn fold(h: u64) -> u32 {
-    (h ^ (h >> 32)) as u32
-}
-
-#[inline]
-fn hash_i64(i: i64) -> u32 {
-    fold(hash_state().hash_one(i))
-}
-
-fn hash_big(b: &BigIntObj<'_>) -> u32 {
-    fold(hash_state().hash_one((b.negative, b.digits)))
-}
-
-fn hash_float(f: f64) -> u32 {
-    if !f.is_finite() {
-        return 1_618_033;
-    }
-    // Equal ints and floats must hash alike: hash the truncated int (any
-    // float with a fraction equals no int, so collisions there are fine).
-    let t = f.trunc();
-    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&t) {
-        return hash_i64(t as i64);
-    }
-    match BigInt::from_f64(t) {
-        Some(b) => {
-            let (sign, digits) = b.to_u32_digits();
-            let obj = BigIntObj {
-                negative: sign == num_bigint::Sign::Minus,
-                digits: &digits,
-            };
-            hash_big(&obj)
-        }
-        None => 1_618_033,
-    }
-}
-
-/// [`hash`] of a string, hashed in pieces of [`crate::budget::WORK_CHECK_BYTES`]
-/// charged to `budget` as work (the same value: the hasher takes whole
-/// words, and the pieces are whole words but the last).
-pub fn hash_str(budget: &Budget, b: &[u8]) -> Result<u32> {
-    use std::hash::Hasher;
-    let mut h = FastHasher(hash_seed());
-    h.write_usize(b.len());
-    for piece in b.chunks(crate::budget::WORK_CHECK_BYTES) {
-        budget.charge_bytes(piece.len())?;
-        h.write(piece);
-    }
-    Ok(fold(h.finish()))
-}
-
-/// The hash of a non-tuple value, or its unhashable error.
-fn hash_leaf(v: Value<'_>) -> Result<u32> {
-    let addr = |p: *const ()| fold(hash_state().hash_one(p as usize));
-    Ok(match v {
-        Value::None | Value::Unbound => 0,
-        Value::Bool(b) => b as u32,
-        Value::Int(i) => hash_i64(i),
-        Value::BigInt(b) => hash_big(b),
-        Value::Float(f) => hash_float(f),
-        Value::Str(s) => fold(hash_state().hash_one(s.text)),
-        Value::Bytes(b) => fold(hash_state().hash_one(b.bytes)),
-        Value::List(_) => return Err(Error::msg("unhashable type: list")),
-        Value::Dict(_) => return Err(Error::msg("unhashable type: dict")),
-        Value::Range(_) => return Err(Error::msg("unhashable: range")),
-        Value::Elems(e) => return Err(Error::msg(format!("unhashable: {}", e.kind.type_name()))),
-        Value::Tuple(_) => return Err(Error::msg("unhashable: nested tuple")),
-        Value::Function(f) => addr(f as *const _ as *const ()),
-        Value::Builtin(b) => addr(b as *const _ as *const ()),
-        Value::BoundMethod(m) => addr(m as *const _ as *const ()),
-        Value::Module(m) => addr(m as *const _ as *const ()),
-        Value::Namespace(n) => fold(hash_state().hash_one(&*n.path)),
-        Value::Capability(c) => fold(hash_state().hash_one(&*c.name)),
-        Value::Cell(c) => addr(c as *const _ as *const ()),
-        Value::Iter(i) => addr(i as *const _ as *const ()),
-    })
-}
-
-/// The internal hash of a dict key: equal values hash equal (`1`, `1.0`);
-/// lists, dicts and ranges (also inside tuples) are unhashable. Tuples are
-/// walked without recursion, and the walk is bounded.
-#[inline]
-pub fn hash(v: Value<'_>) -> Result<u32> {
-    match v {
-        Value::Int(i) => Ok(hash_i64(i)),
-        Value::Tuple(t) => hash_tuple(t.items, None),
-        _ => hash_leaf(v),
-    }
-}
-
-/// [`hash`], charging the values a tuple's hash visits and the bytes of a
-/// long string to `budget`, whose deadline then bounds the work.
-#[inline]
-pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
-    match v {
-        Value::Int(i) => Ok(hash_i64(i)),
-        Value::Tuple(t) => hash_tuple(t.items, Some(budget)),
-        Value::Str(s) if s.text.len() > crate::budget::WORK_CHECK_BYTES => hash_str(budget, s.text),
-        _ => hash_leaf(v),
-    }
-}
-
-/// [`hash`] of a tuple's items, its work charged to `budget` when there is
-/// one and capped otherwise.
-fn hash_tuple(items: &[Value<'_>], budget: Option<&Budget>) -> Result<u32> {
-    // starlark-go's tuple hash (Python's), computed bottom-up with an
-    // explicit stack of (items, next index, accumulator, multiplier).
-    struct Frame<'a, 'h> {
-        items: &'a [Value<'h>],
-        next: usize,
-        acc: u32,
-        mult: u32,
-    }
-    let start = |items| Frame {
-        items,
-        next: 0,
-        acc: 0x345678,
-        mult: 1_000_003,
-    };
-    let mut stack = vec![start(items)];
-    let mut work: u64 = 0;
-    let mut done: Option<u32> = None;
-    loop {
-        let Some(top) = stack.last_mut() else {
-            return Ok(done.unwrap_or(0));
-        };
-        if let Some(h) = done.take() {
-            let n = top.items.len() as u32;
-            top.acc ^= h.wrapping_mul(top.mult);
-            top.mult = top
-                .mult
-                .wrapping_add(82520u32.wrapping_add(n.wrapping_add(n)));
-        }
-        work += 1;
-        if work.is_multiple_of(CMP_CHARGE_EVERY) {
-            match budget {
-                Some(b) => b.charge_work(CMP_CHARGE_EVERY)?,
-                None if work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
-                None => {}
-            }
-        }
-        if top.next == top.items.len() {
-            let h = top.acc;
-            stack.pop();
-            done = Some(h);
-            continue;
-        }
-        let x = top.items[top.next];
-        top.next += 1;
-        match x {
-            Value::Tuple(inner) => stack.push(start(inner.items)),
-            _ => done = Some(hash_leaf(x)?),
-        }
-    }
-}
-
-/// The `hash(x)` builtin: Java's `String.hashCode` for strings (code
-/// points above U+FFFF counted whole, as starlark-go does), 32-bit FNV-1a
-/// for bytes.
-pub fn starlark_hash(v: Value<'_>) -> Result<i64> {
-    match v {
-        Value::Str(s) => {
-            let mut h: i32 = 0;
-            // An invalid byte counts as U+FFFD, as Go decodes it.
-            for (_, _, c) in crate::text::runes(s.text) {
-                h = h.wrapping_mul(31).wrapping_add(c as i32);
-            }
-            Ok(h as i64)
-        }
-        Value::Bytes(b) => {
-            let mut h: u32 = 2_166_136_261;
-            for &x in b.bytes {
-                h ^= x as u32;
-                h = h.wrapping_mul(16_777_619);
-            }
-            Ok(h as i64)
-        }
-        _ => Err(Error::msg(format!(
-            "hash: got {}, want string or bytes",
-            v.type_name()
-        ))),
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1614,6 +1359,7 @@ pub fn slice<'h>(
 mod tests {
     use super::*;
     use crate::budget::Limits;
+    use crate::hash::{hash, starlark_hash};
     use bumpalo::Bump;
     use proptest::prelude::*;
     use std::time::Instant;
@@ -1621,21 +1367,6 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
-    }
-
-    #[test]
-    fn every_byte_of_a_string_takes_part_in_its_hash() {
-        // Whole words and every form of tail (overlapping loads).
-        let hash = |b: &[u8]| HashState.hash_one(b);
-        for n in 1..=24 {
-            let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
-            assert_eq!(hash(&base), hash(&base.clone()));
-            for i in 0..n {
-                let mut other = base.clone();
-                other[i] ^= 0x20;
-                assert_ne!(hash(&base), hash(&other), "length {n}, byte {i}");
-            }
-        }
     }
 
     /// `repr` of a result, or the error's message (`LIMIT` for budgets).
@@ -1971,7 +1702,7 @@ mod tests {
             );
             // sorted([3, nan, 1.0, inf]) == [1.0, 3, +inf, nan]
             let mut v = [I(3), nan, F(1.0), F(f64::INFINITY)];
-            v.sort_by(|x, y| total_cmp(*x, *y).unwrap());
+            v.sort_by(|x, y| total_cmp_in(&budget(), Lt, *x, *y).unwrap());
             assert_eq!(show(t.heap.list(&v), &b), "[1.0, 3, +inf, nan]");
         })
     }

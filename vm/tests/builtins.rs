@@ -1,30 +1,12 @@
 //! Whole-program tests of the builtins: universe functions, methods, and
 //! the json and math modules, with starlark-go's results and error texts
 //! (checked against the reference binary where it has the builtin; json
-//! and math from DESIGN.md and starlark-go's lib sources).
+//! and math from starlark-go's lib sources).
 
 mod common;
 
 use codemode_vm::{execute, ExecError, LimitKind, Limits};
-use common::{json_of as ok, run_main as run, NoHost};
-
-/// The runtime error message (without position) of `return EXPR`.
-fn err(expr: &str) -> String {
-    match run(&format!("    return {expr}")) {
-        Ok(d) => panic!("{expr}: unexpected result {}", d.to_json_string()),
-        Err(ExecError::InvalidProgram(d)) => match d.strip_prefix("<codemode>:") {
-            // `L:C: msg`
-            Some(rest) => rest
-                .splitn(3, ':')
-                .nth(2)
-                .unwrap_or("")
-                .trim_start()
-                .to_string(),
-            None => d,
-        },
-        Err(e) => format!("{e:?}"),
-    }
-}
+use common::{error_of as err, json_of as ok, run_main as run, NoHost};
 
 fn check(cases: &[(&str, &str)]) {
     for (expr, want) in cases {

@@ -3,37 +3,20 @@
 //! derived from starlark-go's `lib/json/json.go` and `lib/math/math.go`
 //! (and the Go library functions they call: `strconv.Quote`,
 //! `json.Marshal`, `json.Unmarshal`, `json.Indent`, package `math`) and
-//! from DESIGN.md §3. Only exactly representable float results are
-//! pinned, so the expectations do not depend on last-bit differences
+//! from the rules in docs/architecture.md, "The language". Only exactly
+//! representable float results are pinned, so the expectations do not depend on last-bit differences
 //! between Go's math routines and Rust's.
 
 mod common;
 
 use codemode_vm::{Data, ExecError};
-use common::{json_of, run_main as run};
+use common::{error_of as err_of, json_of, run_main as run};
 
 /// `main`'s result for `return EXPR`, which must be a string.
 fn text_of(expr: &str) -> String {
     match run(&format!("    return {expr}")) {
         Ok(Data::Str(s)) => s,
         other => panic!("{expr}: want a string, got {other:?}"),
-    }
-}
-
-/// The runtime error message (without position) of `return EXPR`.
-fn err_of(expr: &str) -> String {
-    match run(&format!("    return {expr}")) {
-        Ok(d) => panic!("{expr}: unexpected result {}", d.to_json_string()),
-        Err(ExecError::InvalidProgram(d)) => match d.strip_prefix("<codemode>:") {
-            Some(rest) => rest
-                .splitn(3, ':')
-                .nth(2)
-                .unwrap_or("")
-                .trim_start()
-                .to_string(),
-            None => d,
-        },
-        Err(e) => format!("{e:?}"),
     }
 }
 

@@ -21,7 +21,8 @@
 
 use super::client::Link;
 use super::naming;
-use codemode_catalog::shape::{fields_from_schema, FieldShape, SchemaSource};
+use codemode_catalog::schema::{fields_from_schema, SchemaSource};
+use codemode_catalog::shape::FieldShape;
 use codemode_catalog::{conform_output, Capability, Catalog, Data, HandlerError};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;

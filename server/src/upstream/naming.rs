@@ -12,14 +12,8 @@
 //! their original names, and a segment already taken gets the first free
 //! suffix `_2`, `_3`, ….
 
+use codemode_vm::KEYWORDS;
 use std::collections::HashSet;
-
-/// The words a segment may not be (the Starlark scanner's keywords).
-const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
-    "load", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-];
 
 /// The snake-case identifier of a tool name (`tool` for a name with no
 /// letters or digits).

@@ -216,11 +216,6 @@ pub fn want_callable<'h>(v: Value<'h>) -> std::result::Result<Value<'h>, String>
     }
 }
 
-/// Any value.
-pub fn any(v: Value<'_>) -> std::result::Result<Value<'_>, String> {
-    Ok(v)
-}
-
 // ---------------------------------------------------------------------------
 // Iteration
 

@@ -11,15 +11,6 @@ use crate::error::{Error, Result};
 use crate::interp::Thread;
 use crate::value::{DictObj, Value};
 
-macro_rules! method {
-    ($name:literal, $f:path) => {
-        BuiltinFn {
-            name: $name,
-            call: $f,
-        }
-    };
-}
-
 /// The methods of dicts, sorted by name.
 pub static METHODS: &[BuiltinFn] = &[
     method!("clear", clear),

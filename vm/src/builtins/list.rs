@@ -12,15 +12,6 @@ use crate::interp::Thread;
 use crate::ops;
 use crate::value::{ListObj, Value};
 
-macro_rules! method {
-    ($name:literal, $f:path) => {
-        BuiltinFn {
-            name: $name,
-            call: $f,
-        }
-    };
-}
-
 /// The methods of lists, sorted by name.
 pub static METHODS: &[BuiltinFn] = &[
     method!("append", append),

@@ -6,6 +6,17 @@
 //! value (`x.append`) is a [`crate::value::BoundMethodObj`]. The universe —
 //! exactly the top-level names of the tool reference — is [`UNIVERSE`].
 
+/// `method!("name", f)`: the [`BuiltinFn`] entry of a method table (the
+/// tables of `dict`, `list` and `string`, declared below, use it).
+macro_rules! method {
+    ($name:literal, $f:path) => {
+        BuiltinFn {
+            name: $name,
+            call: $f,
+        }
+    };
+}
+
 pub mod args;
 pub mod dict;
 pub mod format_method;
@@ -14,6 +25,9 @@ pub mod list;
 pub mod math;
 pub mod string;
 pub mod universe;
+
+#[cfg(test)]
+mod surface_tests;
 
 use crate::error::{Error, Result};
 use crate::interp::Thread;

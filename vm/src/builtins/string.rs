@@ -24,15 +24,6 @@ use crate::text::{self, decode, decode_last, is_invalid, runes};
 use crate::value::{ElemsKind, Value};
 use unicode_general_category::{get_general_category as category, GeneralCategory};
 
-macro_rules! method {
-    ($name:literal, $f:path) => {
-        BuiltinFn {
-            name: $name,
-            call: $f,
-        }
-    };
-}
-
 /// The methods of strings, sorted by name.
 pub static METHODS: &[BuiltinFn] = &[
     method!("capitalize", capitalize),

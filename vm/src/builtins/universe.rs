@@ -3,7 +3,7 @@
 //! Each follows starlark-go's `library.go`: the same parameters, the same
 //! conversions and the same error texts (which the reference binary shows
 //! to programs verbatim). `sum` is the exception: it is the original
-//! product's addition, described in DESIGN.md. Work that grows with the
+//! product's addition (docs/architecture.md, "The language"). Work that grows with the
 //! input charges the heap before building and checks the deadline.
 
 use super::args::{self, collect, for_each, is_iterable, pos, positional, unpack};
@@ -406,7 +406,7 @@ fn hasattr<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 
 fn hash<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("hash", a, 1, 1)?;
-    Ok(Value::Int(ops::starlark_hash(p[0])?))
+    Ok(Value::Int(crate::hash::starlark_hash(p[0])?))
 }
 
 /// starlark-go's `parseInt`: an optional sign, an optional base prefix

@@ -28,3 +28,24 @@ pub fn json_of(expr: &str) -> String {
         Err(e) => panic!("{expr}: unexpected error {e:?}"),
     }
 }
+
+/// The runtime error message (without its position) of `return EXPR`; a
+/// result panics, and an error other than an invalid program comes back
+/// in its debug form.
+#[allow(dead_code)] // not every test crate uses it
+pub fn error_of(expr: &str) -> String {
+    match run_main(&format!("    return {expr}")) {
+        Ok(d) => panic!("{expr}: unexpected result {}", d.to_json_string()),
+        Err(ExecError::InvalidProgram(d)) => match d.strip_prefix("<codemode>:") {
+            // `L:C: msg`
+            Some(rest) => rest
+                .splitn(3, ':')
+                .nth(2)
+                .unwrap_or("")
+                .trim_start()
+                .to_string(),
+            None => d,
+        },
+        Err(e) => format!("{e:?}"),
+    }
+}
