@@ -1,5 +1,8 @@
 //! Filing a disagreement into a class, in this order:
 //!
+//! * `filtered-reference-crash`: the reference's line is `reference crashed:
+//!   ...`: the binding raised a Python exception of its own while it ran the
+//!   program (it cannot build the error of a message holding invalid UTF-8).
 //! * `filtered-resource-limit`: codemode stopped the program with
 //!   `resource limit exceeded`. starlark-go has no budgets, so a budget
 //!   refusal is the deliberate deviation, not a defect; such programs are
@@ -8,13 +11,16 @@
 //!   digits blanked, e.g. `runtime-error-vs-invalid: zero is not a valid
 //!   slice step`.
 //!
-//! (Programs the reference cannot run at all are filed as
+//! (A reference process that dies or hangs on a program is filed as
 //! `filtered-reference-crash` / `filtered-reference-timeout` by the caller
-//! before they get here.)
+//! before it gets here.)
 
 use crate::compare::{signature, Outcome};
 
 pub fn classify(expected: &str, got: &Outcome) -> String {
+    if expected.starts_with("reference crashed: ") {
+        return "filtered-reference-crash".into();
+    }
     if let Outcome::Limit(_) = got {
         return "filtered-resource-limit".into();
     }
@@ -50,6 +56,10 @@ mod tests {
         );
         let got = run_codemode(
             "def main():\n    x = \"ab\"\n    for i in range(40):\n        x = x + x\n    return len(x)\n",
+        );
+        assert_eq!(
+            classify("reference crashed: TypeError: EvalError.__init__()", &got),
+            "filtered-reference-crash"
         );
         assert!(matches!(got, crate::compare::Outcome::Limit(_)), "{got:?}");
         assert_eq!(
