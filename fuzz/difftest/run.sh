@@ -6,7 +6,7 @@
 # Runs COUNT programs (default 1,000,000) from seed START (default 0) in
 # chunks of 100,000, under `nice`, writing findings and runs.log to
 # $DIFFTEST_FINDINGS (default fuzz/difftest/findings). Exits 1 when a chunk
-# found a disagreement that is not filtered or known.
+# found a disagreement that is not filtered.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 count="${1:-1000000}"
