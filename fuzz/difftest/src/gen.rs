@@ -107,6 +107,25 @@ struct Sig {
     ret: Ty,
 }
 
+/// The parameter list of a `def` with signature `sig`: the required
+/// parameters, then the optional ones with their literal defaults.
+fn param_list(sig: &Sig) -> String {
+    let nreq = sig.params.len() - sig.defaults.len();
+    let params: Vec<String> = sig
+        .params
+        .iter()
+        .enumerate()
+        .map(|(j, (p, _))| {
+            if j >= nreq {
+                format!("{p} = {}", sig.defaults[j - nreq])
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    params.join(", ")
+}
+
 #[derive(Clone, Debug)]
 struct Var {
     name: String,
@@ -1637,20 +1656,7 @@ impl Gen {
         let s = self.new_sig(3);
         let name = self.fresh("helper");
         let sig = self.sigs[s].clone();
-        let nreq = sig.params.len() - sig.defaults.len();
-        let params: Vec<String> = sig
-            .params
-            .iter()
-            .enumerate()
-            .map(|(j, (p, _))| {
-                if j >= nreq {
-                    format!("{p} = {}", sig.defaults[j - nreq])
-                } else {
-                    p.clone()
-                }
-            })
-            .collect();
-        self.emit(format!("def {name}({}):", params.join(", ")));
+        self.emit(format!("def {name}({}):", param_list(&sig)));
         let n = 1 + self.rng.below(5);
         self.function_body(&sig, n);
         self.helpers.push((name, s));
@@ -2204,20 +2210,7 @@ impl Gen {
         let s = self.new_sig(2);
         let name = self.fresh("inner");
         let sig = self.sigs[s].clone();
-        let nreq = sig.params.len() - sig.defaults.len();
-        let params: Vec<String> = sig
-            .params
-            .iter()
-            .enumerate()
-            .map(|(j, (p, _))| {
-                if j >= nreq {
-                    format!("{p} = {}", sig.defaults[j - nreq])
-                } else {
-                    p.clone()
-                }
-            })
-            .collect();
-        self.emit(format!("def {name}({}):", params.join(", ")));
+        self.emit(format!("def {name}({}):", param_list(&sig)));
         let in_main = self.in_main;
         let n = 1 + self.rng.below(3);
         self.function_body(&sig, n);

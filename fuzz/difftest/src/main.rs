@@ -150,6 +150,22 @@ struct Stats {
     ref_messages: BTreeMap<String, u64>,
 }
 
+impl Stats {
+    /// The counts of a run that took `secs` seconds, as the progress and
+    /// summary lines give them (`run.sh` reads " 0 disagreements," there).
+    fn counts(&self, secs: f64) -> String {
+        format!(
+            "{} programs, {} ref results, {} ref errors, {} disagreements, {} filtered, {:.0} programs/s",
+            self.programs,
+            self.ref_results,
+            self.ref_errors,
+            self.disagreements,
+            self.filtered,
+            self.programs as f64 / secs
+        )
+    }
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let start = args.num("start", 0);
     let count = args.num("count", 10_000);
@@ -286,28 +302,14 @@ fn run(args: &Args) -> Result<(), String> {
         }
         seed += n;
         let secs = t0.elapsed().as_secs_f64();
-        eprintln!(
-            "difftest: seeds {start}..{seed}: {} programs ({} ref results, {} ref errors), {} disagreements, {} filtered, {:.0} programs/s",
-            stats.programs,
-            stats.ref_results,
-            stats.ref_errors,
-            stats.disagreements,
-            stats.filtered,
-            stats.programs as f64 / secs
-        );
+        eprintln!("difftest: seeds {start}..{seed}: {}", stats.counts(secs));
     }
     let secs = t0.elapsed().as_secs_f64();
     let mut summary = format!(
-        "seeds {start}..{end} unicode={} errors={}: {} programs, {} ref results, {} ref errors, {} disagreements, {} filtered, {:.1} s, {:.0} programs/s\n",
+        "seeds {start}..{end} unicode={} errors={}: {}, {secs:.1} s\n",
         opts.unicode_pct,
         opts.error_pct,
-        stats.programs,
-        stats.ref_results,
-        stats.ref_errors,
-        stats.disagreements,
-        stats.filtered,
-        secs,
-        stats.programs as f64 / secs
+        stats.counts(secs),
     );
     for (c, n) in &stats.classes {
         summary.push_str(&format!("  {n:>8}  {c}\n"));
