@@ -1343,6 +1343,42 @@ mod tests {
         assert!(repr(l, &b).is_err());
     }
 
+    /// A text longer than a piece is joined from its pieces in order, after
+    /// whatever the buffer held, by every way of keeping it; its charge
+    /// is given back once the heap holds the copy.
+    #[test]
+    fn long_text_is_joined_from_pieces() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        let items: Vec<Value<'_>> = (0..300_000).map(Value::Int).collect();
+        let l = heap.list(&items).unwrap();
+        let mut want = String::from("[");
+        for i in 0..300_000 {
+            if i > 0 {
+                want.push_str(", ");
+            }
+            want.push_str(&i.to_string());
+        }
+        want.push(']');
+        assert!(want.len() > 3 * PIECE_BYTES);
+
+        let charged = b.heap_bytes();
+        let v = repr_value(heap, l).unwrap();
+        assert_eq!(v.as_str(), Some(want.as_str()));
+        // The copy and its string object stay charged, the text does not.
+        let copy = (want.len() + 7) / 8 * 8;
+        assert!(b.heap_bytes() - charged < copy + 64, "{}", b.heap_bytes());
+
+        let mut out = String::from("prefix ");
+        write_repr(&mut out, l, &b).unwrap();
+        assert_eq!(out, format!("prefix {want}"));
+
+        let mut bytes = b"bytes ".to_vec();
+        write_repr_bytes(&mut bytes, l, &b).unwrap();
+        assert_eq!(bytes, format!("bytes {want}").into_bytes());
+    }
+
     fn pct<'h>(heap: Heap<'h>, f: &str, arg: Value<'h>) -> std::result::Result<String, String> {
         match percent(heap, f.as_bytes(), arg) {
             Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
