@@ -22,7 +22,9 @@ const ALLOWANCE: u64 = 32 << 20;
 const LIMIT: &str = "resource limit exceeded";
 
 /// Runs `main` returning `expr` after `body` and returns the outcome line
-/// (stdout, else stderr) and the child's peak RSS in bytes.
+/// (stdout, else stderr) and the child's peak RSS in bytes. The child is
+/// reaped by `wait4`, which also gives its resource usage.
+#[allow(clippy::zombie_processes)]
 fn run(body: &str, expr: &str) -> (String, u64) {
     let mut source = String::from("def main():\n");
     for line in body.lines() {

@@ -767,7 +767,7 @@ impl TextPieces {
         for piece in self.done {
             dest.extend_from_slice(piece.as_bytes());
         }
-        dest.extend_from_slice(out[self.start..].as_bytes());
+        dest.extend_from_slice(&out.as_bytes()[self.start..]);
     }
 
     /// The whole text as a string value, copied straight into the heap
@@ -1367,7 +1367,7 @@ mod tests {
         let v = repr_value(heap, l).unwrap();
         assert_eq!(v.as_str(), Some(want.as_str()));
         // The copy and its string object stay charged, the text does not.
-        let copy = (want.len() + 7) / 8 * 8;
+        let copy = want.len().div_ceil(8) * 8;
         assert!(b.heap_bytes() - charged < copy + 64, "{}", b.heap_bytes());
 
         let mut out = String::from("prefix ");
