@@ -5,6 +5,11 @@
 //! handler is logged without its payload and never reaches stdout. The
 //! binary allocates with mimalloc: under concurrent requests the system
 //! allocator's locking and consolidation took a fifth of the server's CPU.
+//! Transparent huge pages are turned off for the process first: mimalloc
+//! asks for them on its arenas, and then every page the interpreter's heap
+//! touches makes a whole 2 MiB resident, which took the peak memory of
+//! `str(list(range(1500000)))` under a 32 MiB heap budget from 56 MB to
+//! 68 MB, and of building a 3,000,000-entry dict from 47 MB to 71 MB.
 
 use clap::Parser;
 use codemode_server::cli::{self, Cli};
@@ -16,6 +21,7 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    disable_huge_pages();
     let cli = Cli::parse();
     let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     // rmcp logs whole requests (arguments, source) and results at debug and
@@ -40,3 +46,19 @@ fn main() -> ExitCode {
     }));
     cli::main(cli)
 }
+
+/// Turns transparent huge pages off for this process, including the
+/// memory mimalloc already reserved (the kernel checks the flag at each
+/// page fault), so resident memory grows by the pages actually used.
+#[cfg(target_os = "linux")]
+fn disable_huge_pages() {
+    // SAFETY: prctl with PR_SET_THP_DISABLE takes integer arguments only
+    // and changes nothing but the process's huge page policy; a kernel
+    // without it returns an error, which changes nothing either.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn disable_huge_pages() {}

@@ -408,8 +408,8 @@ struct Printer<'b, 'v> {
     deep_path: FxHashSet<*const ()>,
     /// The output length up to which the bytes written are charged as work.
     charged_len: usize,
-    /// The output length this printing may reach.
-    max_len: usize,
+    /// The text written so far, apart from its unfinished end in `out`.
+    pieces: TextPieces,
     /// Bytes of Rust memory the open-container stack and the path may
     /// hold, charged to the heap budget.
     charged_stack: usize,
@@ -423,7 +423,7 @@ impl<'b, 'v> Printer<'b, 'v> {
             path: Vec::new(),
             deep_path: FxHashSet::default(),
             charged_len: out.len(),
-            max_len: out.len().saturating_add(budget.heap_left()),
+            pieces: TextPieces::new(out, budget.heap_left()),
             charged_stack: 0,
         }
     }
@@ -431,9 +431,11 @@ impl<'b, 'v> Printer<'b, 'v> {
     /// Charges the element about to be written and the bytes written since
     /// the last charge, so a few huge elements count as much as many small
     /// ones.
-    fn tick(&mut self, out: &str) -> Result<()> {
-        if out.len() > self.max_len {
-            return Err(Error::limit(LimitKind::HeapBytes));
+    fn tick(&mut self, out: &mut String) -> Result<()> {
+        if self.pieces.due(out) {
+            self.charge_output(out, 0)?;
+            self.pieces.spill(out)?;
+            self.charged_len = out.len();
         }
         self.charge_output(out, ITEM_UNITS)
     }
@@ -657,7 +659,14 @@ impl<'b, 'v> Printer<'b, 'v> {
 /// so text and copy together stay within the budget (and may then give the
 /// text's charge back with [`Budget::release_heap`]).
 pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()> {
-    let start = out.len();
+    print_repr(out, v, budget)?.join_into_string(out);
+    Ok(())
+}
+
+/// Prints `repr(v)` after the text in `out`, charged as [`write_repr`]
+/// says, and returns the text's pieces: a long text is moved out of `out`
+/// as it is written, so that no buffer ever grows to its size by doubling.
+fn print_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<TextPieces> {
     let mut p = Printer::new(budget, out);
     let written = p.write(out, v);
     // The stack is freed here, whatever happened.
@@ -665,10 +674,112 @@ pub fn write_repr(out: &mut String, v: Value<'_>, budget: &Budget) -> Result<()>
     written?;
     // The last element's text, which no later element's tick charged.
     p.charge_output(out, 0)?;
-    if out.len() > p.max_len {
-        return Err(Error::limit(LimitKind::HeapBytes));
+    p.pieces.check(out)?;
+    budget.charge_heap(p.pieces.len(out))?;
+    Ok(p.pieces)
+}
+
+/// Bytes of text after which a long printed text is moved out of its
+/// growing buffer into a piece of its own.
+const PIECE_BYTES: usize = 1 << 16;
+
+/// A long text being written, as the pieces finished so far: its
+/// unfinished end is the part of a `String` after `start`. The pieces are
+/// joined once, into a buffer of the exact size (or straight into the
+/// heap), so no buffer grows by doubling to the text's size: with the
+/// system allocator keeping freed blocks, every doubling step would stay
+/// resident, about twice the text beyond the copy that is kept.
+pub(crate) struct TextPieces {
+    start: usize,
+    done: Vec<Box<str>>,
+    done_len: usize,
+    /// The length of the text this writing may reach.
+    max_len: usize,
+    /// The buffer length past which [`TextPieces::spill`] is due.
+    spill_at: usize,
+}
+
+impl TextPieces {
+    /// The text written after the current end of `out`, which may reach
+    /// `max_len` bytes.
+    pub(crate) fn new(out: &str, max_len: usize) -> TextPieces {
+        let start = out.len();
+        TextPieces {
+            start,
+            done: Vec::new(),
+            done_len: 0,
+            max_len,
+            spill_at: start.saturating_add(PIECE_BYTES.min(max_len)),
+        }
     }
-    budget.charge_heap(out.len() - start)
+
+    /// Whether [`TextPieces::spill`] is due (one comparison per element).
+    #[inline]
+    pub(crate) fn due(&self, out: &str) -> bool {
+        out.len() > self.spill_at
+    }
+
+    /// The length of the text written so far.
+    pub(crate) fn len(&self, out: &str) -> usize {
+        self.done_len + (out.len() - self.start)
+    }
+
+    /// Fails when the text has outgrown its limit.
+    pub(crate) fn check(&self, out: &str) -> Result<()> {
+        if self.len(out) > self.max_len {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        Ok(())
+    }
+
+    /// Checks the limit, then moves the unfinished end of `out` into a
+    /// piece of its own.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn spill(&mut self, out: &mut String) -> Result<()> {
+        self.check(out)?;
+        let piece: Box<str> = out[self.start..].into();
+        self.done_len += piece.len();
+        self.done.push(piece);
+        out.truncate(self.start);
+        let room = self.max_len - self.done_len;
+        self.spill_at = self.start.saturating_add(PIECE_BYTES.min(room));
+        Ok(())
+    }
+
+    /// Leaves the whole text in `out`, in a buffer grown once.
+    pub(crate) fn join_into_string(self, out: &mut String) {
+        if self.done.is_empty() {
+            return;
+        }
+        let end = out.split_off(self.start);
+        out.reserve_exact(self.done_len + end.len());
+        for piece in self.done {
+            out.push_str(&piece);
+        }
+        out.push_str(&end);
+    }
+
+    /// Appends the whole text, with `out` after `start`, to `dest`, grown
+    /// once.
+    pub(crate) fn join_into_bytes(self, out: &str, dest: &mut Vec<u8>) {
+        dest.reserve_exact(self.done_len + (out.len() - self.start));
+        for piece in self.done {
+            dest.extend_from_slice(piece.as_bytes());
+        }
+        dest.extend_from_slice(&out.as_bytes()[self.start..]);
+    }
+
+    /// The whole text as a string value, copied straight into the heap
+    /// (the copy is charged; the pieces are freed as they are copied).
+    pub(crate) fn into_value<'h>(self, out: &str, heap: Heap<'h>) -> Result<Value<'h>> {
+        let mut buf = heap.string_builder(self.len(out))?;
+        for piece in self.done {
+            buf.push_str(&*piece);
+        }
+        buf.push_str(&out[self.start..]);
+        heap.finish_str(buf)
+    }
 }
 
 /// Appends `str(v)` to `out`: a string's own bytes, otherwise its `repr`,
@@ -688,8 +799,7 @@ pub fn write_str(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()>
 /// [`write_repr`] onto bytes.
 pub fn write_repr_bytes(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()> {
     let mut s = String::new();
-    write_repr(&mut s, v, budget)?;
-    out.extend_from_slice(s.as_bytes());
+    print_repr(&mut s, v, budget)?.join_into_bytes(&s, out);
     Ok(())
 }
 
@@ -704,9 +814,11 @@ pub fn repr(v: Value<'_>, budget: &Budget) -> Result<String> {
 /// `repr(v)` as a string value: the text is charged while it is built and
 /// copied, and its charge given back once the copy is made.
 pub fn repr_value<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<Value<'h>> {
-    let s = repr(v, heap.budget)?;
-    let copy = heap.str(&s);
-    heap.budget.release_heap(s.len());
+    let mut s = String::new();
+    let pieces = print_repr(&mut s, v, heap.budget)?;
+    let len = pieces.len(&s);
+    let copy = pieces.into_value(&s, heap);
+    heap.budget.release_heap(len);
     copy
 }
 
@@ -1229,6 +1341,42 @@ mod tests {
         let s = heap.str(&"x".repeat(1000)).unwrap();
         let l = heap.list(&[s; 100]).unwrap();
         assert!(repr(l, &b).is_err());
+    }
+
+    /// A text longer than a piece is joined from its pieces in order, after
+    /// whatever the buffer held, by every way of keeping it; its charge
+    /// is given back once the heap holds the copy.
+    #[test]
+    fn long_text_is_joined_from_pieces() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        let items: Vec<Value<'_>> = (0..300_000).map(Value::Int).collect();
+        let l = heap.list(&items).unwrap();
+        let mut want = String::from("[");
+        for i in 0..300_000 {
+            if i > 0 {
+                want.push_str(", ");
+            }
+            want.push_str(&i.to_string());
+        }
+        want.push(']');
+        assert!(want.len() > 3 * PIECE_BYTES);
+
+        let charged = b.heap_bytes();
+        let v = repr_value(heap, l).unwrap();
+        assert_eq!(v.as_str(), Some(want.as_str()));
+        // The copy and its string object stay charged, the text does not.
+        let copy = want.len().div_ceil(8) * 8;
+        assert!(b.heap_bytes() - charged < copy + 64, "{}", b.heap_bytes());
+
+        let mut out = String::from("prefix ");
+        write_repr(&mut out, l, &b).unwrap();
+        assert_eq!(out, format!("prefix {want}"));
+
+        let mut bytes = b"bytes ".to_vec();
+        write_repr_bytes(&mut bytes, l, &b).unwrap();
+        assert_eq!(bytes, format!("bytes {want}").into_bytes());
     }
 
     fn pct<'h>(heap: Heap<'h>, f: &str, arg: Value<'h>) -> std::result::Result<String, String> {

@@ -124,6 +124,23 @@ fn json_encode_of_long_strings_escapes_them_whole() {
     ]);
 }
 
+/// A text longer than the 64 KiB pieces the encoder moves its output
+/// into comes out whole and in order.
+#[test]
+fn json_encode_of_long_texts_is_whole() {
+    let want: Vec<String> = (0..40_000).map(|i| i.to_string()).collect();
+    let want = format!("[{}]", want.join(","));
+    assert!(want.len() > 3 << 16);
+    assert_eq!(text_of("json.encode(list(range(40000)))"), want);
+    let want: Vec<String> = (0..5_000)
+        .map(|i| format!("{{\"k\":[{i},\"{}\"]}}", "ab".repeat(i % 7)))
+        .collect();
+    let want = format!("[{}]", want.join(","));
+    assert!(want.len() > 1 << 16);
+    let expr = "json.encode([{\"k\": [i, \"ab\" * (i % 7)]} for i in range(5000)])";
+    assert_eq!(text_of(expr), want);
+}
+
 #[test]
 fn json_encode_errors() {
     check_err(&[

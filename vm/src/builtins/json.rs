@@ -157,6 +157,8 @@ struct Encoder<'b> {
     steps: usize,
     /// The output length up to which the bytes written are charged.
     charged_len: usize,
+    /// The text written so far, apart from its unfinished end in `out`.
+    pieces: format::TextPieces,
 }
 
 impl Encoder<'_> {
@@ -172,9 +174,12 @@ impl Encoder<'_> {
         self.steps += 1;
         args::tick(self.budget, self.steps)?;
         // The text is charged to the heap when done, and then copied into
-        // it: it may take what is left.
-        if self.out.len() > self.budget.heap_left() {
-            return Err(Error::limit(LimitKind::HeapBytes));
+        // it: it may take what is left. A long text is moved into pieces
+        // as it is written.
+        if self.pieces.due(&self.out) {
+            self.charge_output()?;
+            self.pieces.spill(&mut self.out)?;
+            self.charged_len = 0;
         }
         self.charge_output()?;
         let addr = match x {
@@ -303,14 +308,17 @@ fn encode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         path: Vec::new(),
         steps: 0,
         charged_len: 0,
+        pieces: format::TextPieces::new("", th.budget.heap_left()),
     };
     enc.emit(p[0]).map_err(|e| e.prefixed("json.encode: "))?;
     // The last element's text, which no later element charged.
     enc.charge_output()?;
+    enc.pieces.check(&enc.out)?;
     // The text is charged while it is copied into the heap.
-    th.budget.charge_heap(enc.out.len())?;
-    let copy = th.heap.str(&enc.out);
-    th.budget.release_heap(enc.out.len());
+    let len = enc.pieces.len(&enc.out);
+    th.budget.charge_heap(len)?;
+    let copy = enc.pieces.into_value(&enc.out, th.heap);
+    th.budget.release_heap(len);
     copy
 }
 
