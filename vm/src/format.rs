@@ -803,8 +803,10 @@ pub fn write_repr_bytes(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Res
     Ok(())
 }
 
-/// `repr(v)` as a new Rust string (for error messages and builtins),
-/// charged to the heap budget as [`write_repr`] says.
+/// `repr(v)` as a new Rust string, charged to the heap budget as
+/// [`write_repr`] says (the unit tests'; programs get a repr through
+/// [`repr_value`]).
+#[cfg(test)]
 pub fn repr(v: Value<'_>, budget: &Budget) -> Result<String> {
     let mut s = String::new();
     write_repr(&mut s, v, budget)?;
