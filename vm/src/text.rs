@@ -13,7 +13,7 @@
 
 use crate::budget::{Budget, WORK_CHECK_BYTES};
 use crate::error::Result;
-use bstr::{Finder, FinderReverse};
+use bstr::{ByteSlice, Finder, FinderReverse};
 use std::borrow::Cow;
 
 /// The replacement character an invalid byte decodes to.
@@ -145,13 +145,19 @@ pub fn for_each_match(
 ) -> Result<()> {
     let n = needle.len();
     debug_assert!(n > 0);
-    let finder = Finder::new(needle);
+    // A one-byte needle (`%`, `,`, a newline: most searches) is found with
+    // memchr; building a substring finder costs more than a short search.
+    let finder = (n > 1).then(|| Finder::new(needle));
+    let search = |window: &[u8]| match &finder {
+        Some(finder) => finder.find(window),
+        None => window.find_byte(needle[0]),
+    };
     let mut pos = 0;
     while pos + n <= hay.len() {
         // Matches starting in [pos, end) lie in hay[pos..end + n - 1].
         let end = pos.saturating_add(WORK_CHECK_BYTES).min(hay.len());
         let wend = (end + n - 1).min(hay.len());
-        match finder.find(&hay[pos..wend]) {
+        match search(&hay[pos..wend]) {
             Some(i) => {
                 budget.charge_bytes(i + n)?;
                 if !f(pos + i)? {
@@ -285,6 +291,18 @@ mod tests {
             Some(2 * WORK_CHECK_BYTES + 3)
         );
         assert_eq!(count(&b, &hay, b"xy", usize::MAX).unwrap(), want.len());
+        // One-byte needles take the memchr path, across the same windows.
+        for needle in [&b"x"[..], b"y", b"a", b"z"] {
+            let mut got = Vec::new();
+            for_each_match(&b, &hay, needle, |i| {
+                got.push(i);
+                Ok(true)
+            })
+            .unwrap();
+            let want: Vec<usize> = bstr::ByteSlice::find_iter(&hay[..], needle).collect();
+            assert_eq!(got, want, "{needle:?}");
+            assert_eq!(find(&b, &hay, needle).unwrap(), want.first().copied());
+        }
         assert_eq!(count(&b, &hay, b"xy", 2).unwrap(), 2);
         assert_eq!(count(&b, b"aaaa", b"aa", usize::MAX).unwrap(), 2);
         assert_eq!(find(&b, b"ab", b"abc").unwrap(), None);
