@@ -869,11 +869,14 @@ fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) ->
 pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Value<'h>> {
     use bstr::ByteSlice;
     let budget = heap.budget;
-    let mut out: Vec<u8> = Vec::with_capacity(format.len());
     let nargs = match args {
         Value::Tuple(t) => t.items.len(),
         _ => 1,
     };
+    // Room for the usual short conversions, so the text rarely regrows.
+    let mut out: Vec<u8> = Vec::with_capacity(format.len().saturating_add(16 * nargs.min(64)));
+    // The text of one number, reused by every conversion.
+    let mut scratch = String::new();
     let mut index = 0usize;
     // What `%s` and `%r` charged for the text they wrote, given back once
     // the text is copied into the heap.
@@ -883,7 +886,10 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
         if out.len() > budget.limits.max_heap_bytes {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
-        let Some(i) = crate::text::find(budget, rest, b"%")? else {
+        // memchr over the rest of the format; what it read is charged.
+        let found = rest.find_byte(b'%');
+        budget.charge_bytes(found.map_or(rest.len(), |i| i + 1))?;
+        let Some(i) = found else {
             out.extend_from_slice(rest);
             break;
         };
@@ -943,9 +949,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
                     let msg = e.message().unwrap_or_default().to_string();
                     Error::msg(format!("%{conv} format requires integer: {msg}"))
                 })?;
-                let mut t = String::new();
-                write_int_radix(&mut t, n, conv as u8, budget)?;
-                out.extend_from_slice(t.as_bytes());
+                scratch.clear();
+                write_int_radix(&mut scratch, n, conv as u8, budget)?;
+                out.extend_from_slice(scratch.as_bytes());
             }
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
                 let Some(f) = crate::ops::as_float(arg) else {
@@ -954,9 +960,9 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
                         arg.type_name()
                     )));
                 };
-                let mut t = String::new();
-                write_float(&mut t, f, conv as u8);
-                out.extend_from_slice(t.as_bytes());
+                scratch.clear();
+                write_float(&mut scratch, f, conv as u8);
+                out.extend_from_slice(scratch.as_bytes());
             }
             'c' => match arg {
                 Value::Int(_) | Value::BigInt(_) => {
