@@ -7,9 +7,9 @@
 
 mod common;
 
-use codemode_vm::{execute, ExecError, LimitKind, Limits};
-use common::NoHost;
-use std::time::{Duration, Instant};
+use codemode_vm::Limits;
+use common::assert_time_limit_within;
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_millis(50);
 
@@ -29,22 +29,7 @@ fn assert_times_out(setup: &str, expr: &str) {
         ..Limits::default()
     };
     let bound = DEADLINE.mul_f64(1.1) + Duration::from_millis(2);
-    let mut best = Duration::MAX;
-    for _ in 0..ATTEMPTS {
-        let start = Instant::now();
-        let got = execute(&src, &[], &NoHost, &limits, None);
-        let elapsed = start.elapsed();
-        assert_eq!(
-            got.map(|d| d.to_json_string()),
-            Err(ExecError::ResourceLimit(LimitKind::Time)),
-            "{expr}"
-        );
-        best = best.min(elapsed);
-        if best < bound {
-            return;
-        }
-    }
-    panic!("{expr}: took at least {best:?}, more than {bound:?}");
+    assert_time_limit_within(&src, &limits, ATTEMPTS, bound, false, expr);
 }
 
 #[test]

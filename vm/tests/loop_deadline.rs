@@ -9,10 +9,9 @@
 
 mod common;
 
-use codemode_vm::{execute, ExecError, LimitKind, Limits};
-use common::NoHost;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use codemode_vm::Limits;
+use common::assert_time_limit_within;
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_millis(300);
 
@@ -27,12 +26,10 @@ const MARGIN: Duration = Duration::from_millis(15);
 /// little before the deadline).
 const ATTEMPTS: usize = 8;
 
-/// One program at a time: the programs that allocate a gigabyte would
-/// otherwise slow down the ones timed next to them.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `body` (one line) in an endless loop after the `setup` lines under
-/// the deadline, and checks the outcome and the overrun.
+/// the deadline, and checks the outcome and the overrun (an optimized
+/// build copies fast enough that the programs that allocate per call may
+/// exhaust the heap before the deadline).
 fn assert_loop_times_out(setup: &str, body: &str) {
     let src = format!(
         "def main():\n{setup}    for i in range(1000000000):\n        {body}\n    return 0\n"
@@ -44,40 +41,7 @@ fn assert_loop_times_out(setup: &str, body: &str) {
         ..Limits::default()
     };
     let bound = DEADLINE.mul_f64(1.1) + MARGIN;
-    // A failed assertion in another test poisons the lock, harmlessly.
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut took = Vec::new();
-    for _ in 0..ATTEMPTS {
-        let start = Instant::now();
-        let got = execute(&src, &[], &NoHost, &limits, None);
-        let elapsed = start.elapsed();
-        let got = got.map(|d| d.to_json_string());
-        // An optimized build copies fast enough that the programs that
-        // allocate per call may exhaust the heap before the deadline.
-        if cfg!(not(debug_assertions)) && got == Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
-        {
-            return;
-        }
-        assert_eq!(
-            got,
-            Err(ExecError::ResourceLimit(LimitKind::Time)),
-            "{body}"
-        );
-        if elapsed <= bound {
-            // Shown with `--nocapture`: the figure behind the assertion.
-            println!("{body}: {elapsed:?}");
-            return;
-        }
-        took.push(elapsed);
-    }
-    let overruns: Vec<String> = took
-        .iter()
-        .map(|t| format!("{:.1} ms", t.saturating_sub(DEADLINE).as_secs_f64() * 1e3))
-        .collect();
-    panic!(
-        "{body}: overran the {DEADLINE:?} deadline by {} (bound {bound:?})",
-        overruns.join(", ")
-    );
+    assert_time_limit_within(&src, &limits, ATTEMPTS, bound, true, body);
 }
 
 /// Two equal lists of `n` ints (`xs`, `ys`) and tuples of them (`t`, `u`).

@@ -10,12 +10,9 @@
 
 mod common;
 
-use codemode_vm::{execute, ExecError, LimitKind, Limits};
-use common::NoHost;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use codemode_vm::Limits;
+use common::assert_time_limit_within;
+use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_millis(300);
 
@@ -33,9 +30,6 @@ const MARGIN: Duration = Duration::from_millis(50);
 /// Runs `SETUP` lines, then `n += len(str(EXPR))`-style work in a loop
 /// (`BODY` is one statement inside the loop), under the deadline.
 fn assert_loop_times_out(setup: &str, body: &str) {
-    // One program at a time: the test harness's threads would otherwise
-    // compete for the machine's cores and stretch each other's wall time.
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let src = format!(
         "def main():\n    n = 0\n{setup}    for i in range(1000000):\n        {body}\n    return n\n"
     );
@@ -46,22 +40,7 @@ fn assert_loop_times_out(setup: &str, body: &str) {
         ..Limits::default()
     };
     let bound = DEADLINE.mul_f64(1.1) + MARGIN;
-    let mut best = Duration::MAX;
-    for _ in 0..ATTEMPTS {
-        let start = Instant::now();
-        let got = execute(&src, &[], &NoHost, &limits, None);
-        let elapsed = start.elapsed();
-        assert_eq!(
-            got.map(|d| d.to_json_string()),
-            Err(ExecError::ResourceLimit(LimitKind::Time)),
-            "{body}"
-        );
-        best = best.min(elapsed);
-        if best <= bound {
-            return;
-        }
-    }
-    panic!("{body}: took at least {best:?}, more than {bound:?}");
+    assert_time_limit_within(&src, &limits, ATTEMPTS, bound, false, body);
 }
 
 /// A 10 MB string of "ab" pairs, built quickly.

@@ -49,3 +49,64 @@ pub fn error_of(expr: &str) -> String {
         Err(e) => format!("{e:?}"),
     }
 }
+
+/// One timed program at a time across a test crate's threads: they would
+/// otherwise compete for the machine's cores and stretch each other's
+/// wall time.
+#[allow(dead_code)] // not every test crate uses it
+static TIMED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `src` under `limits` up to `attempts` times. Every run must end in
+/// the time limit (or, when `heap_may_end_first` and the build is
+/// optimized, in the heap limit: then the check ends there), and one run
+/// must end within `bound`: noise on a shared machine only ever adds time.
+/// Panics with every attempt's overrun past `limits.max_time` otherwise.
+#[allow(dead_code)] // not every test crate uses it
+pub fn assert_time_limit_within(
+    src: &str,
+    limits: &Limits,
+    attempts: usize,
+    bound: std::time::Duration,
+    heap_may_end_first: bool,
+    label: &str,
+) {
+    use codemode_vm::LimitKind;
+    let _turn = TIMED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut took = Vec::new();
+    for _ in 0..attempts {
+        let start = std::time::Instant::now();
+        let got = execute(src, &[], &NoHost, limits, None).map(|d| d.to_json_string());
+        let elapsed = start.elapsed();
+        if heap_may_end_first
+            && cfg!(not(debug_assertions))
+            && got == Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
+        {
+            return;
+        }
+        assert_eq!(
+            got,
+            Err(ExecError::ResourceLimit(LimitKind::Time)),
+            "{label}"
+        );
+        if elapsed <= bound {
+            // Shown with `--nocapture`: the figure behind the assertion.
+            println!("{label}: {elapsed:?}");
+            return;
+        }
+        took.push(elapsed);
+    }
+    let overruns: Vec<String> = took
+        .iter()
+        .map(|t| {
+            format!(
+                "{:.1} ms",
+                t.saturating_sub(limits.max_time).as_secs_f64() * 1e3
+            )
+        })
+        .collect();
+    panic!(
+        "{label}: overran the {:?} deadline by {} (bound {bound:?})",
+        limits.max_time,
+        overruns.join(", ")
+    );
+}
