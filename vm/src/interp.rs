@@ -984,13 +984,14 @@ impl<'h> Thread<'h> {
             // capability, a `def`, ...), which saves the round trip between
             // instructions that all run here.
             // SAFETY: `ip` points at an instruction (its invariant).
-            let leave_here = match *unsafe { &*ip } {
-                Instr::Call { base: b, .. } => {
-                    !matches!(reg!(b), Value::Function(_) | Value::Builtin(_))
-                }
-                general_only!() => true,
-                _ => false,
-            };
+            let leave_here = cfg!(feature = "no-fast-path")
+                || match *unsafe { &*ip } {
+                    Instr::Call { base: b, .. } => {
+                        !matches!(reg!(b), Value::Function(_) | Value::Builtin(_))
+                    }
+                    general_only!() => true,
+                    _ => false,
+                };
             if !leave_here {
                 let st = LoopState {
                     code,

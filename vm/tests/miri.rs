@@ -1,0 +1,148 @@
+//! The interpreter's unsafe code under Miri: small programs that go through
+//! every place the dispatch loops use raw pointers or unchecked accesses —
+//! registers and constants read in place, the instruction pointer, frames
+//! pushed and popped by both loops (arguments copied into the callee's
+//! registers), the register stack reallocated while a builtin calls back
+//! into Starlark, lists appended in place, comparisons fused with their
+//! jumps, range and list loops — each with its exact result.
+//!
+//! Run under Miri (a few minutes; see `docs/architecture.md`, "Miri"):
+//!
+//! ```sh
+//! cargo +nightly miri test -p codemode-vm --test miri
+//! cargo +nightly miri test -p codemode-vm --test miri --features no-fast-path
+//! ```
+//!
+//! Without Miri the same tests run in the ordinary suite.
+
+use codemode_vm::{execute, Data, Host, HostCall, Limits};
+
+struct NoHost;
+
+impl Host for NoHost {
+    type Error = String;
+    fn call(&self, call: HostCall<'_>) -> Result<Data, String> {
+        Ok(Data::Str(call.name.to_string()))
+    }
+}
+
+/// The compact JSON of `main`'s result.
+fn run(src: &str) -> String {
+    match execute(src, &[], &NoHost, &Limits::default(), None) {
+        Ok(d) => d.to_json_string(),
+        Err(e) => panic!("unexpected error {e:?} for\n{src}"),
+    }
+}
+
+#[test]
+fn int_loops_comparisons_and_jumps() {
+    let src = "
+def main():
+    t = 0
+    for i in range(40):
+        if i % 3 == 0 and i > 4:
+            t += i * 2
+        elif i < 10:
+            t -= 1
+        else:
+            t += i // 7
+    return t
+";
+    assert_eq!(run(src), "592");
+}
+
+#[test]
+fn calls_push_and_pop_frames_in_both_loops() {
+    // Plain calls (the fast path's frame push), calls with defaults and
+    // keywords (the general binding), nested calls whose arguments are
+    // results of calls, and a closure reading a cell.
+    let src = "
+def add(a, b):
+    return a + b
+
+def scaled(x, k=3, *, off=1):
+    return x * k + off
+
+def outer(n):
+    acc = [0]
+    def bump(d):
+        acc[0] += d
+        return acc[0]
+    for i in range(n):
+        bump(add(i, scaled(i, off=0)))
+    return acc[0]
+
+def main():
+    return [add(1, 2), scaled(4), scaled(4, 2, off=5), outer(6)]
+";
+    assert_eq!(run(src), "[3,13,13,60]");
+}
+
+#[test]
+fn the_stack_grows_while_builtins_call_back() {
+    // `sorted` with a key calls Starlark from Rust; the key function calls
+    // a chain of functions with many locals, so the register stack grows
+    // (and may move) under the builtin's caller.
+    let src = "
+def level3(x):
+    a, b, c, e, f, g, h = 1, 2, 3, 4, 5, 6, 7
+    return x + a + b + c + e + f + g + h - 28
+
+def level2(x):
+    a, b, c, e, f, g, h = 1, 2, 3, 4, 5, 6, 7
+    return level3(x * a) + b + c + e + f + g + h - 27
+
+def level1(x):
+    a, b, c, e, f, g, h = 1, 2, 3, 4, 5, 6, 7
+    return level2(x) + a + b + c + e + f + g + h - 28
+
+def key(r):
+    return level1(r[\"n\"]) * -1
+
+def main():
+    rows = [{\"n\": i, \"s\": str(i)} for i in range(12)]
+    out = sorted(rows, key=key)
+    return [r[\"s\"] for r in out][:5]
+";
+    assert_eq!(run(src), r#"["11","10","9","8","7"]"#);
+}
+
+#[test]
+fn lists_and_dicts_grow_in_place() {
+    let src = "
+def main():
+    xs = []
+    for i in range(300):
+        xs.append(i)
+    d = {}
+    for x in xs:
+        d[x % 17] = d.get(x % 17, 0) + x
+    ys = [x for x in xs if x % 50 == 0]
+    return [len(xs), d[3], ys, xs[-1]]
+";
+    assert_eq!(run(src), "[300,2655,[0,50,100,150,200,250],299]");
+}
+
+#[test]
+fn strings_methods_and_errors() {
+    let src = "
+def main():
+    parts = []
+    for w in \"alpha beta gamma\".split(\" \"):
+        parts.append(\"%s=%d\" % (w.upper(), len(w)))
+    return \",\".join(parts)
+";
+    assert_eq!(run(src), r#""ALPHA=5,BETA=4,GAMMA=5""#);
+    let failing = "
+def f(x):
+    return x + 1
+
+def main():
+    return f(\"a\")
+";
+    let err = execute(failing, &[], &NoHost, &Limits::default(), None)
+        .err()
+        .map(|e| format!("{e:?}"))
+        .unwrap_or_default();
+    assert!(err.contains("unknown binary op: string + int"), "{err}");
+}
