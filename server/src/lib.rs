@@ -9,6 +9,7 @@
 //! per-request service); [`telemetry`] counts and times tool calls for
 //! `/metrics`; [`cli`] is the binary's command line.
 
+pub mod allocator;
 pub mod catalogs;
 pub mod cli;
 pub mod config;

@@ -3,25 +3,24 @@
 //! `RUST_LOG` (default: warnings; rmcp never below info, since its debug
 //! and trace events carry whole requests and results); a panicking
 //! handler is logged without its payload and never reaches stdout. The
-//! binary allocates with mimalloc: under concurrent requests the system
-//! allocator's locking and consolidation took a fifth of the server's CPU.
-//! Transparent huge pages are turned off for the process first: mimalloc
-//! asks for them on its arenas, and then every page the interpreter's heap
-//! touches makes a whole 2 MiB resident, which took the peak memory of
-//! `str(list(range(1500000)))` under a 32 MiB heap budget from 56 MB to
-//! 68 MB, and of building a 3,000,000-entry dict from 47 MB to 71 MB.
+//! binary allocates through [`codemode_server::allocator`]: mimalloc
+//! (under concurrent requests the system allocator's locking and
+//! consolidation took a fifth of the server's CPU), with transparent huge
+//! pages only for large blocks such as the chunks of a growing program
+//! heap.
 
 use clap::Parser;
+use codemode_server::allocator;
 use codemode_server::cli::{self, Cli};
 use std::process::ExitCode;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::EnvFilter;
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 fn main() -> ExitCode {
-    disable_huge_pages();
+    allocator::limit_huge_pages();
     let cli = Cli::parse();
     let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     // rmcp logs whole requests (arguments, source) and results at debug and
@@ -46,19 +45,3 @@ fn main() -> ExitCode {
     }));
     cli::main(cli)
 }
-
-/// Turns transparent huge pages off for this process, including the
-/// memory mimalloc already reserved (the kernel checks the flag at each
-/// page fault), so resident memory grows by the pages actually used.
-#[cfg(target_os = "linux")]
-fn disable_huge_pages() {
-    // SAFETY: prctl with PR_SET_THP_DISABLE takes integer arguments only
-    // and changes nothing but the process's huge page policy; a kernel
-    // without it returns an error, which changes nothing either.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn disable_huge_pages() {}
