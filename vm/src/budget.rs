@@ -189,6 +189,12 @@ impl Budget {
         Ok(())
     }
 
+    /// The work units charged since the clock was last looked at.
+    #[cfg(test)]
+    pub(crate) fn work_charged(&self) -> u64 {
+        self.work.get()
+    }
+
     /// Charges `bytes` bytes of work scanned, compared, hashed or copied in
     /// bulk (at [`BYTES_PER_UNIT`] bytes a unit, at least one unit for any
     /// work), through [`Budget::charge_work`].

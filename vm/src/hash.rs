@@ -11,7 +11,7 @@
 use crate::budget::Budget;
 use crate::error::{Error, LimitKind, Result};
 use crate::ops::{CMP_CHARGE_EVERY, WORK_CAP};
-use crate::value::{BigIntObj, Value};
+use crate::value::{BigIntObj, StrObj, Value};
 use codemode_lang::hash::FastHasher;
 use num_bigint::BigInt;
 use num_traits::FromPrimitive;
@@ -101,7 +101,10 @@ fn hash_leaf(v: Value<'_>) -> Result<u32> {
         Value::Int(i) => hash_i64(i),
         Value::BigInt(b) => hash_big(b),
         Value::Float(f) => hash_float(f),
-        Value::Str(s) => fold(hash_state().hash_one(s.text)),
+        Value::Str(s) => match s.hash.get() {
+            0 => str_hash_once(s, None)?,
+            h => h as u32,
+        },
         Value::Bytes(b) => fold(hash_state().hash_one(b.bytes)),
         Value::List(_) => return Err(Error::msg("unhashable type: list")),
         Value::Dict(_) => return Err(Error::msg("unhashable type: dict")),
@@ -140,9 +143,24 @@ pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
     match v {
         Value::Int(i) => Ok(hash_i64(i)),
         Value::Tuple(t) => hash_tuple(t.items, Some(budget)),
-        Value::Str(s) if s.text.len() > crate::budget::WORK_CHECK_BYTES => hash_str(budget, s.text),
+        Value::Str(s) => match s.hash.get() {
+            0 => str_hash_once(s, Some(budget)),
+            h => Ok(h as u32),
+        },
         _ => hash_leaf(v),
     }
+}
+
+/// The hash of string `s`, computed and kept in `s` (its first use as a
+/// key); a long string's bytes are charged to `budget` when there is one.
+#[inline(never)]
+fn str_hash_once(s: &StrObj<'_>, budget: Option<&Budget>) -> Result<u32> {
+    let h = match budget {
+        Some(b) if s.text.len() > crate::budget::WORK_CHECK_BYTES => hash_str(b, s.text)?,
+        _ => fold(hash_state().hash_one(s.text)),
+    };
+    s.hash.set(u64::from(h) | 1 << 32);
+    Ok(h)
 }
 
 /// [`hash`] of a tuple's items, its work charged to `budget` when there is
@@ -244,5 +262,39 @@ mod tests {
                 assert_ne!(hash(&base), hash(&other), "length {n}, byte {i}");
             }
         }
+    }
+
+    #[test]
+    fn a_string_is_hashed_once_and_alike_on_every_path() {
+        let budget = Budget::new(crate::Limits::default(), std::time::Instant::now(), None);
+        let long = vec![b'x'; 3 * crate::budget::WORK_CHECK_BYTES + 5];
+        for text in [&b""[..], b"id", b"a longer key of thirty bytes..", &long] {
+            let fresh = || StrObj::new(text);
+            let (a, b, c) = (fresh(), fresh(), fresh());
+            assert_eq!(a.hash.get(), 0);
+            let via_budget = hash_in(&budget, Value::Str(&a)).unwrap();
+            assert_eq!(a.hash.get(), u64::from(via_budget) | 1 << 32, "kept");
+            // Again from the cache, from a fresh object without a budget,
+            // and as a tuple's item: the same hash.
+            assert_eq!(hash_in(&budget, Value::Str(&a)).unwrap(), via_budget);
+            assert_eq!(hash(Value::Str(&b)).unwrap(), via_budget);
+            let item = [Value::Str(&c)];
+            let t = crate::value::TupleObj { items: &item };
+            let expected = [Value::Str(&b)];
+            let t2 = crate::value::TupleObj { items: &expected };
+            assert_eq!(
+                hash(Value::Tuple(&t)).unwrap(),
+                hash(Value::Tuple(&t2)).unwrap()
+            );
+        }
+        // A long string's bytes are charged when it is first hashed only.
+        let budget = Budget::new(crate::Limits::default(), std::time::Instant::now(), None);
+        let s = StrObj::new(&long);
+        let before = budget.work_charged();
+        hash_in(&budget, Value::Str(&s)).unwrap();
+        let once = budget.work_charged() - before;
+        assert!(once > 0);
+        hash_in(&budget, Value::Str(&s)).unwrap();
+        assert_eq!(budget.work_charged() - before, once);
     }
 }

@@ -52,7 +52,7 @@ impl<'h> Heap<'h> {
         let s = s.as_ref();
         self.charge(text_bytes(s.len()) + size_of::<StrObj>())?;
         let text = self.bump.alloc_slice_copy(s);
-        Ok(Value::Str(self.bump.alloc(StrObj { text })))
+        Ok(Value::Str(self.bump.alloc(StrObj::new(text))))
     }
 
     /// A string value holding `a` followed by `b`, charged like a builder
@@ -68,17 +68,15 @@ impl<'h> Heap<'h> {
         let mut buf = BumpVec::with_capacity_in(total, self.bump);
         buf.extend_from_slice_copy(a);
         buf.extend_from_slice_copy(b);
-        Ok(Value::Str(self.bump.alloc(StrObj {
-            text: buf.into_bump_slice(),
-        })))
+        Ok(Value::Str(
+            self.bump.alloc(StrObj::new(buf.into_bump_slice())),
+        ))
     }
 
     /// A string value for bytes that already live in the arena.
     pub fn str_in_arena<S: AsRef<[u8]> + ?Sized>(&self, text: &'h S) -> Result<Value<'h>> {
         self.charge(size_of::<StrObj>())?;
-        Ok(Value::Str(self.bump.alloc(StrObj {
-            text: text.as_ref(),
-        })))
+        Ok(Value::Str(self.bump.alloc(StrObj::new(text.as_ref()))))
     }
 
     /// A string builder of `capacity` bytes, charged up front.

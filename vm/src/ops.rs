@@ -963,24 +963,33 @@ impl<'b> Cmp<'b> {
     }
 
     /// Counts one value visited.
-    #[inline]
+    #[inline(always)]
     fn tick(&mut self) -> Result<()> {
         self.tick_n(1)
     }
 
-    /// Counts `units` of work.
-    #[inline]
+    /// Counts `units` of work: an addition and a test, inlined into every
+    /// comparison; the charge itself is out of line.
+    #[inline(always)]
     fn tick_n(&mut self, units: u64) -> Result<()> {
         self.pending += units;
         if self.pending >= CMP_CHARGE_EVERY {
-            self.work += self.pending;
-            match self.budget {
-                Some(b) => b.charge_work(self.pending)?,
-                None if self.work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
-                None => {}
-            }
-            self.pending = 0;
+            return self.charge_pending();
         }
+        Ok(())
+    }
+
+    /// Charges the work counted since the last charge.
+    #[cold]
+    #[inline(never)]
+    fn charge_pending(&mut self) -> Result<()> {
+        self.work += self.pending;
+        match self.budget {
+            Some(b) => b.charge_work(self.pending)?,
+            None if self.work >= WORK_CAP => return Err(Error::limit(LimitKind::Time)),
+            None => {}
+        }
+        self.pending = 0;
         Ok(())
     }
 

@@ -153,6 +153,21 @@ impl BigIntObj<'_> {
 /// but indexing and slicing can cut a character into its bytes).
 pub struct StrObj<'h> {
     pub text: &'h [u8],
+    /// The text's dict-key hash once computed ([`crate::hash`]), with bit
+    /// 32 set; 0 before. A string used as a key is hashed once, however
+    /// often it is looked up.
+    pub hash: Cell<u64>,
+}
+
+impl<'h> StrObj<'h> {
+    /// A string object for `text`, its hash not yet computed.
+    #[inline]
+    pub fn new(text: &'h [u8]) -> StrObj<'h> {
+        StrObj {
+            text,
+            hash: Cell::new(0),
+        }
+    }
 }
 
 /// An immutable byte string.
