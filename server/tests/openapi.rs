@@ -199,6 +199,7 @@ impl Api {
                     "trace": header("x-trace"),
                     "api_version": header("x-api-version"),
                     "authorization": header("authorization"),
+                    "accept": header("accept"),
                     "extra": "dropped by the output shape",
                 }),
             ),
@@ -511,6 +512,8 @@ def main():
             // The configured header wins over the argument.
             "api_version": "2024-01-01",
             "authorization": null,
+            // The media type the output is read from.
+            "accept": "application/json",
         })
     );
     // A segment cannot be a dot segment.

@@ -9,7 +9,8 @@
 //! writes the request — path parameters percent-encoded as one segment
 //! (`.` and `..` refused, so no value adds segments or leaves the path),
 //! query values by their style (form, exploded arrays by default), header
-//! parameters unless a configured header has the name — sends it, reads at
+//! parameters unless a configured header has the name, `Accept` the media
+//! type the output is read from — sends it, reads at
 //! most `max_value_bytes` of the answer (beyond: `resource limit
 //! exceeded`) and turns it into the output: a 2xx answer conformed to the
 //! output shape, any other `capability failed: HTTP <status>` with the
@@ -21,7 +22,7 @@ use crate::upstream::import::{conform_json, cut};
 use codemode_catalog::shape::FieldShape;
 use codemode_catalog::HandlerError;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Map, Value};
 
@@ -119,6 +120,9 @@ pub struct Call {
     pub output: OutputPlan,
     /// The output's fields, for conforming.
     pub fields: Vec<FieldShape>,
+    /// The `Accept` header: the media type of the answer the output is
+    /// made from.
+    pub accept: Option<HeaderValue>,
 }
 
 fn public(message: impl Into<String>) -> HandlerError {
@@ -249,6 +253,9 @@ impl Call {
                     query.append_pair(k, v);
                 }
             }
+        }
+        if let Some(accept) = &self.accept {
+            headers.insert(ACCEPT, accept.clone());
         }
         for (name, value) in &source.headers {
             headers.insert(name.clone(), value.clone());
@@ -402,6 +409,7 @@ mod tests {
             body: BodyPlan::None,
             output: OutputPlan::Empty,
             fields: Vec::new(),
+            accept: None,
         }
     }
 

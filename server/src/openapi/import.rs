@@ -212,7 +212,12 @@ fn capability(
     }
     let terms = search_terms(&op);
     let method = op.method.clone();
+    let accept = op
+        .accept
+        .as_deref()
+        .and_then(|m| reqwest::header::HeaderValue::from_str(m).ok());
     let call = Arc::new(Call {
+        accept,
         method: op.method,
         path: op.path,
         parameters: param_args.into_iter().zip(op.parameters).collect(),

@@ -58,6 +58,8 @@ pub struct Operation {
     pub body: Option<Body>,
     /// What a successful response becomes.
     pub output: Output,
+    /// The media type of that response (sent as `Accept`), if it has one.
+    pub accept: Option<String>,
     /// `deprecated`.
     pub deprecated: bool,
 }
@@ -272,7 +274,7 @@ fn read_operation(
         Some(b) => request_body(root, b, &format!("{at}/requestBody"))?,
         None => None,
     };
-    let output = output(root, op.get("responses"), &format!("{at}/responses"))?;
+    let (output, accept) = output(root, op.get("responses"), &format!("{at}/responses"))?;
     Ok(Operation {
         method: Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap_or(Method::GET),
         path: path.to_string(),
@@ -283,6 +285,7 @@ fn read_operation(
         parameters,
         body,
         output,
+        accept,
         deprecated: op.get("deprecated") == Some(&Value::Bool(true)),
     })
 }
@@ -464,9 +467,14 @@ fn is_array(root: &Value, schema: &Value) -> bool {
         .is_some_and(|t| t == "array")
 }
 
-fn output(root: &Value, responses: Option<&Value>, at: &str) -> Result<Output, (String, String)> {
+/// The output kind and its media type.
+fn output(
+    root: &Value,
+    responses: Option<&Value>,
+    at: &str,
+) -> Result<(Output, Option<String>), (String, String)> {
     let Some(responses) = responses else {
-        return Ok(Output::Empty);
+        return Ok((Output::Empty, None));
     };
     let responses = responses
         .as_object()
@@ -478,30 +486,27 @@ fn output(root: &Value, responses: Option<&Value>, at: &str) -> Result<Output, (
     // Exact codes before a range (`2XX`).
     codes.sort_by_key(|c| (!c.bytes().all(|b| b.is_ascii_digit()), c.as_str()));
     let Some(code) = codes.first() else {
-        return Ok(Output::Empty);
+        return Ok((Output::Empty, None));
     };
     let mut r_at = at.to_string();
     push_token(&mut r_at, code);
     let response = resolve(root, &responses[code.as_str()]).map_err(|e| (r_at.clone(), e))?;
     let Some(content) = response.get("content").and_then(Value::as_object) else {
-        return Ok(Output::Empty);
+        return Ok((Output::Empty, None));
     };
-    if content.is_empty() {
-        return Ok(Output::Empty);
-    }
-    let Some((_, media)) = json_media(content) else {
-        return Ok(Output::Text);
+    let Some((media, body)) = json_media(content) else {
+        return Ok(match content.keys().next() {
+            Some(media) => (Output::Text, Some(media.clone())),
+            None => (Output::Empty, None),
+        });
     };
-    let Some(schema) = media.get("schema") else {
-        return Ok(Output::Value(Value::Object(Map::new())));
+    let output = match body.get("schema") {
+        None => Output::Value(Value::Object(Map::new())),
+        Some(schema) if object_schema(root, schema).is_some() => Output::Object(schema.clone()),
+        Some(schema) if is_array(root, schema) => Output::Items(schema.clone()),
+        Some(schema) => Output::Value(schema.clone()),
     };
-    Ok(if object_schema(root, schema).is_some() {
-        Output::Object(schema.clone())
-    } else if is_array(root, schema) {
-        Output::Items(schema.clone())
-    } else {
-        Output::Value(schema.clone())
-    })
+    Ok((output, Some(media.clone())))
 }
 
 #[cfg(test)]
