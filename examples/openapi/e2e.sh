@@ -6,7 +6,8 @@
 # request that does not match the description is answered with a 4xx,
 # which fails the call and the program), imports it with an [[openapi]]
 # table and runs examples/openapi/github.star, which calls 26 operations of
-# different shapes, plus a search and a describe; then checks Prism's log:
+# different shapes, and nudge.star, the README's program, plus a search
+# and a describe; then checks Prism's log:
 # every request passed validation. (Prism's own generated answers break
 # some `format`s of the description; it logs those as response violations,
 # which say nothing about our requests.) Needs cargo and npm; CI does not
@@ -64,6 +65,8 @@ echo "== describe: github.issues.create"
 "$codemode" describe --config "$work/codemode.toml" github.issues.create
 echo "== run: examples/openapi/github.star"
 "$codemode" run --config "$work/codemode.toml" "$here/github.star"
+echo "== run: examples/openapi/nudge.star (the README's program)"
+"$codemode" run --config "$work/codemode.toml" "$here/nudge.star"
 echo "== Prism's view of the requests"
 received=$(grep -c "Request received" "$work/prism.log" || true)
 passed=$(grep -c "The request passed the validation rules" "$work/prism.log" || true)
