@@ -126,11 +126,11 @@ fn round_trip(c: &mut Criterion) {
         &|_| None,
     )
     .expect("valid source");
-    let _ = std::fs::remove_file(&spec);
     let config = Config::default();
     let imported = runtime
         .block_on(openapi::load(&source, config.limits.max_value_bytes, []))
         .expect("imported");
+    let _ = std::fs::remove_file(&spec);
     let mut parts = catalogs::sources(&[], &[]).expect("sources");
     parts
         .capabilities

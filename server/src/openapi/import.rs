@@ -303,7 +303,7 @@ components:
       type: object
       required: [id, name]
       properties:
-        id: {type: integer}
+        id: {type: integer, readOnly: true}
         name: {type: string, minLength: 1, maxLength: 20}
         tag: {type: string, nullable: true}
 paths:
@@ -431,7 +431,7 @@ paths:
         let create = catalog.describe("pets.pets.create").expect("create");
         assert_eq!(
             create.signature,
-            "pets.pets.create(*, name: str | None, id: int, body_name: str, tag: str | None)"
+            "pets.pets.create(*, name: str | None, body_name: str, tag: str | None)"
         );
         assert_eq!(create.summary, "Create a pet.");
         assert!(

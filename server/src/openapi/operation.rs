@@ -10,8 +10,9 @@
 //! properties, or the whole body) and the kind of its output: the first
 //! 2xx response's `application/json` schema (an object as is, an array as
 //! `{items: list[T]}`, another JSON value as `{value: T}`), no content
-//! (`{}`) or a body that is not JSON (`{text: str}`). A malformed
-//! operation is an error naming its place.
+//! (`{}`) or a body that is not JSON (`{text: str}`). Read-only properties
+//! of a request body are left out. A malformed operation, or an
+//! operationId used twice, is an error naming its place.
 
 use super::document::{push_token, resolve, Document};
 use reqwest::Method;
@@ -167,6 +168,8 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, (String, String)> {
     let Some(paths) = root.get("paths").and_then(Value::as_object) else {
         return Ok(out);
     };
+    // operationId → where it was first seen: IDs must be unique.
+    let mut ids: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for (path, item) in paths {
         let mut at = String::from("/paths");
         push_token(&mut at, path);
@@ -188,6 +191,14 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, (String, String)> {
                 .as_object()
                 .ok_or_else(|| (op_at.clone(), "an operation is not an object".to_string()))?;
             let operation = read_operation(root, path, method, op, shared, &op_at)?;
+            if let Some(id) = &operation.operation_id {
+                if let Some(first) = ids.insert(id.clone(), op_at.clone()) {
+                    return Err((
+                        format!("{op_at}/operationId"),
+                        format!("operationId {id:?} is also the ID of {first}"),
+                    ));
+                }
+            }
             out.push(operation);
         }
     }
@@ -406,11 +417,24 @@ fn request_body(root: &Value, b: &Value, at: &str) -> Result<Option<Body>, (Stri
                 let only_named = obj
                     .get("additionalProperties")
                     .is_none_or(|a| *a == Value::Bool(false));
-                if !props.is_empty() && only_named {
+                // Read-only properties are the server's: never sent.
+                let read_only = |v: &Value| {
+                    resolve(root, v).is_ok_and(|s| s.get("readOnly") == Some(&Value::Bool(true)))
+                };
+                let properties: Vec<(String, Value)> = props
+                    .iter()
+                    .filter(|(_, v)| !read_only(v))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                if !properties.is_empty() && only_named {
+                    let required = names
+                        .into_iter()
+                        .filter(|n| properties.iter().any(|(k, _)| k == n))
+                        .collect();
                     return Ok(Some(Body::Properties {
                         media: media.clone(),
-                        properties: props.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                        required: names,
+                        properties,
+                        required,
                     }));
                 }
             }
@@ -641,5 +665,16 @@ paths:
         let e = ops("openapi: 3.1.0\npaths:\n  /a:\n    get:\n      operationId: 3\n")
             .expect_err("bad id");
         assert_eq!(e.0, "/paths/~1a/get/operationId");
+        let e = ops(
+            "openapi: 3.1.0\npaths:\n  /a:\n    get: {operationId: x}\n    put: {operationId: x}\n",
+        )
+        .expect_err("twice");
+        assert_eq!(
+            e,
+            (
+                "/paths/~1a/put/operationId".to_string(),
+                "operationId \"x\" is also the ID of /paths/~1a/get".to_string()
+            )
+        );
     }
 }

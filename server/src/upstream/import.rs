@@ -6,7 +6,9 @@
 //! or the first sentence of its description, the description in full, the
 //! input shape from `inputSchema` and the output shape from `outputSchema`
 //! through the catalog's JSON Schema mapping in its upstream mode (what the
-//! notation cannot express is `any`). A tool without an `outputSchema`
+//! notation cannot express is `any`); the input's top-level properties are
+//! named by argument identifiers ([`naming::argument`]: `max-count` is
+//! `max_count`) and forwarded under their original names. A tool without an `outputSchema`
 //! returns `{text: str}`, its text content joined with newlines, and its
 //! description says so. Each draft is checked on its own, so one tool the
 //! catalog refuses (an ID too long, a root schema that is no object) is
