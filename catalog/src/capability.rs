@@ -33,6 +33,7 @@ pub const MAX_PUBLIC_MESSAGE_BYTES: usize = 256;
 pub struct HandlerError {
     public: Option<String>,
     detail: String,
+    limit: bool,
 }
 
 impl HandlerError {
@@ -43,7 +44,24 @@ impl HandlerError {
         HandlerError {
             detail: message.clone(),
             public: Some(message),
+            limit: false,
         }
+    }
+
+    /// A failure because the handler's input or output would exceed a
+    /// budget of the execution (`resource limit exceeded`, e.g. a response
+    /// body longer than MaxValueBytes); the detail stays on the host.
+    pub fn resource_limit(detail: impl fmt::Display) -> HandlerError {
+        HandlerError {
+            public: None,
+            detail: detail.to_string(),
+            limit: true,
+        }
+    }
+
+    /// Whether this is a [`HandlerError::resource_limit`] failure.
+    pub fn is_resource_limit(&self) -> bool {
+        self.limit
     }
 
     /// A failure whose message stays on the host (`capability failed`).
@@ -51,6 +69,7 @@ impl HandlerError {
         HandlerError {
             public: None,
             detail: detail.to_string(),
+            limit: false,
         }
     }
 
@@ -117,6 +136,9 @@ pub struct Capability {
     pub(crate) source: SchemaSource,
     pub(crate) rules: Vec<(String, Rule)>,
     pub(crate) handler: Option<ErasedHandler>,
+    /// The document local `$ref`s of the schemas resolve against (none:
+    /// each schema itself).
+    pub(crate) schema_document: Option<Arc<serde_json::Value>>,
 }
 
 impl fmt::Debug for Capability {
@@ -172,6 +194,7 @@ impl Capability {
             source: SchemaSource::Derived,
             rules: Vec::new(),
             handler: Some(erased),
+            schema_document: None,
         }
     }
 
@@ -193,6 +216,7 @@ impl Capability {
             source: SchemaSource::Manifest,
             rules: Vec::new(),
             handler: None,
+            schema_document: None,
         }
     }
 
@@ -231,6 +255,14 @@ impl Capability {
                 }
             }) as BoxFuture
         }));
+        self
+    }
+
+    /// Resolves local `$ref`s of the input and output schemas against
+    /// `document` (an OpenAPI description whose operations refer to
+    /// `#/components/schemas/...`) instead of against each schema.
+    pub fn schema_document(mut self, document: Arc<serde_json::Value>) -> Capability {
+        self.schema_document = Some(document);
         self
     }
 

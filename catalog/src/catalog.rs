@@ -319,12 +319,16 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         which,
         error,
     };
-    let mut input = schema::fields_from_schema(&cap.input_schema, cap.source)
+    let fields = |s: &serde_json::Value| match cap.schema_document.as_deref() {
+        Some(document) => schema::fields_from_schema_in(s, document, cap.source),
+        None => schema::fields_from_schema(s, cap.source),
+    };
+    let mut input = fields(&cap.input_schema)
         .map_err(|e| problems.push(shape_problem("input", e)))
         .ok();
     let output = match &cap.output_schema {
         None => Some(Vec::new()),
-        Some(s) => schema::fields_from_schema(s, cap.source)
+        Some(s) => fields(s)
             .map_err(|e| problems.push(shape_problem("output", e)))
             .ok(),
     };

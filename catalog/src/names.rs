@@ -4,8 +4,9 @@
 //! identifiers (`records.lookup`), at least two segments, whose first
 //! segment is not a reserved root (a universe name or `set`) and no segment
 //! a keyword. A [`CapabilityId`] is the stable identity that policies and
-//! disabling use (`records.entry.lookup`): 1–128 ASCII letters, digits,
-//! `_`, `-` and `.`. Both are validated on construction, so a value of
+//! disabling use (`records.entry.lookup`, `openapi.github.pulls/list`,
+//! `openapi.pets.GET /pets/{petId}`): 1–128 printable ASCII characters,
+//! not starting or ending with a space. Both are validated on construction, so a value of
 //! either type is always well formed.
 
 use codemode_vm::KEYWORDS;
@@ -30,7 +31,7 @@ pub enum NameError {
     ReservedRoot(String),
     #[error("capability name {0:?} has a keyword as a segment")]
     Keyword(String),
-    #[error("capability ID {0:?} must be 1-128 ASCII letters, digits, '_', '-' or '.'")]
+    #[error("capability ID {0:?} must be 1-128 printable ASCII characters, not starting or ending with a space")]
     IdSyntax(String),
 }
 
@@ -86,9 +87,9 @@ impl CapabilityId {
         let id = id.into();
         let ok = !id.is_empty()
             && id.len() <= MAX_NAME_LEN
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+            && id.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+            && !id.starts_with(' ')
+            && !id.ends_with(' ');
         if ok {
             Ok(CapabilityId(id))
         } else {
@@ -147,7 +148,11 @@ mod tests {
         assert!(CapabilityId::new("records.entry.lookup").is_ok());
         assert!(CapabilityId::new("github.actions.add-labels_2").is_ok());
         assert!(CapabilityId::new("").is_err());
-        assert!(CapabilityId::new("a b").is_err());
+        assert!(CapabilityId::new("openapi.github.pulls/list").is_ok());
+        assert!(CapabilityId::new("openapi.pets.GET /pets/{petId}").is_ok());
+        for bad in [" a", "a ", "a\tb", "a\nb", "é"] {
+            assert!(CapabilityId::new(bad).is_err(), "{bad:?}");
+        }
         assert!(CapabilityId::new("x".repeat(129)).is_err());
     }
 }

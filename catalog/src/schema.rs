@@ -55,8 +55,19 @@ pub fn fields_from_schema(
     schema: &Value,
     source: SchemaSource,
 ) -> Result<Vec<FieldShape>, ShapeError> {
+    fields_from_schema_in(schema, schema, source)
+}
+
+/// Like [`fields_from_schema`], but local `$ref`s (`#/components/...`)
+/// resolve against `document`, the document the schema is part of (an
+/// OpenAPI description), instead of against the schema itself.
+pub fn fields_from_schema_in(
+    schema: &Value,
+    document: &Value,
+    source: SchemaSource,
+) -> Result<Vec<FieldShape>, ShapeError> {
     let mut mapper = Mapper {
-        root: schema,
+        root: document,
         source,
         // The root itself is `#`: a self-reference is recursion too.
         stack: vec!["#"],

@@ -412,6 +412,9 @@ impl Host for Bridge<'_> {
         match outcome {
             Ok(Ok(data)) => Ok(data),
             Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
+            Ok(Err(CallFailure::Handler(e))) if e.is_resource_limit() => {
+                Err(Error::ResourceLimitExceeded)
+            }
             Ok(Err(CallFailure::Handler(e))) => Err(Error::CapabilityFailed(
                 e.public_message().map(str::to_string),
             )),

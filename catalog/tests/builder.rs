@@ -37,7 +37,7 @@ fn building_validates_everything_and_fails_atomically() {
             .capability(cap("nodots"))
             .capability(cap("a.b"))
             .capability(cap("a.b.c"))
-            .capability(cap("ok.name").id("bad id"))
+            .capability(cap("ok.name").id("bad\tid"))
             .capability(Capability::new("no.summary", |_: NoInput| async {
                 Ok(Done { ok: true })
             }))
@@ -51,7 +51,7 @@ fn building_validates_everything_and_fails_atomically() {
             Problem::Name(NameError::ReservedRoot("json.x".into())),
             Problem::Name(NameError::ReservedRoot("set.x".into())),
             Problem::Name(NameError::Syntax("nodots".into())),
-            Problem::Name(NameError::IdSyntax("bad id".into())),
+            Problem::Name(NameError::IdSyntax("bad\tid".into())),
             Problem::Text("no.summary".into(), "summary is empty".into()),
             Problem::Text("many.terms".into(), "more than 32 search terms".into()),
             Problem::Text(

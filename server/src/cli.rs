@@ -5,14 +5,16 @@
 //! structured result as one line of compact JSON (exit 0), or the exact
 //! error text on stderr (exit 1). Bad usage — including an unreadable
 //! program, config or manifest — exits 2. Every command builds the same
-//! catalog, upstream MCP servers (`--upstream`, `[[upstream]]`) included:
-//! they are connected before the command runs and shut down before its
-//! result is printed.
+//! catalog, upstream MCP servers (`--upstream`, `[[upstream]]`) and
+//! OpenAPI documents (`--openapi`, `[[openapi]]`) included: upstreams are
+//! connected before the command runs and shut down before its result is
+//! printed; documents are read and imported before the command runs.
 
 use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
 use crate::http::{self, HttpOptions};
 use crate::mcp;
+use crate::openapi;
 use crate::telemetry::Metrics;
 use crate::upstream::{self, Upstreams};
 use clap::{Args, Parser, Subcommand};
@@ -83,13 +85,18 @@ pub struct Common {
     /// shell would, without one) or NAME=URL (Streamable HTTP); repeatable.
     #[arg(long = "upstream", value_name = "NAME=COMMAND|URL")]
     pub upstreams: Vec<String>,
+    /// An OpenAPI 3.0/3.1 document (a file or an http(s) URL, JSON or
+    /// YAML) whose operations become capabilities NAME.<operation>, called
+    /// at the document's first server URL; repeatable.
+    #[arg(long = "openapi", value_name = "NAME=SPEC")]
+    pub openapi: Vec<String>,
     #[command(flatten)]
     pub limits: LimitsConfig,
 }
 
 /// Builds the service exactly as every command does: the config file, then
-/// the flags over it — without upstream servers, which need a runtime to
-/// connect (see [`main`]).
+/// the flags over it — without upstream servers and OpenAPI documents,
+/// which need a runtime to connect (see [`main`]).
 pub fn build_service(common: &Common) -> Result<CodeMode, String> {
     let (parts, config, _) = sources(common)?;
     let catalog = parts.build_with([]).map_err(|e| e.to_string())?;
@@ -102,9 +109,22 @@ fn build(
     common: &Common,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(CodeMode, Upstreams, FileConfig), String> {
-    let (parts, config, file) = sources(common)?;
+    let (mut parts, config, file) = sources(common)?;
     let upstreams =
         upstream::collect(&file.upstream, &common.upstreams).map_err(|e| e.to_string())?;
+    let documents = openapi::collect(&file.openapi, &common.openapi, &openapi::process_env)
+        .map_err(|e| e.to_string())?;
+    let native = parts.capabilities.iter().map(|c| c.name());
+    let imported = runtime
+        .block_on(openapi::load(
+            &documents,
+            config.limits.max_value_bytes,
+            native,
+        ))
+        .map_err(|e| e.to_string())?;
+    parts
+        .capabilities
+        .extend(imported.into_iter().map(|i| i.capability));
     let (service, running) = runtime
         .block_on(upstream::start(parts, upstreams, config))
         .map_err(|e| e.to_string())?;

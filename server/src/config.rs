@@ -1,9 +1,10 @@
 //! The TOML configuration file (`--config FILE`): catalogs, disabled
 //! capability IDs, limits, the Rego policy, the HTTP transport (allowed
 //! hosts and origins, bearer tokens as SHA-256 digests), telemetry and
-//! upstream MCP servers ([`crate::upstream::config`]). Unknown keys are errors that name the key; every field is optional and
+//! upstream MCP servers ([`crate::upstream::config`]) and OpenAPI
+//! documents ([`crate::openapi::config`]). Unknown keys are errors that name the key; every field is optional and
 //! command-line flags override it. Relative paths in the file (manifests,
-//! the policy, an upstream's `cwd`) are resolved against the directory of
+//! the policy, an upstream's `cwd`, an OpenAPI `spec`) are resolved against the directory of
 //! the configuration file.
 //!
 //! ```toml
@@ -37,6 +38,12 @@
 //! name = "tracker"
 //! url = "http://127.0.0.1:9000/mcp"
 //! headers = { Authorization = "Bearer <token>" }
+//!
+//! [[openapi]]
+//! name = "github"
+//! spec = "api.github.com.json"
+//! headers = { Authorization = "Bearer ${GITHUB_TOKEN}" }
+//! include = ["pulls/*", "repos/*"]
 //! ```
 
 use codemode_catalog::{Config, RegoPolicy};
@@ -67,6 +74,9 @@ pub struct FileConfig {
     /// Upstream MCP servers whose tools become capabilities.
     #[serde(default)]
     pub upstream: Vec<crate::upstream::UpstreamConfig>,
+    /// OpenAPI documents whose operations become capabilities.
+    #[serde(default)]
+    pub openapi: Vec<crate::openapi::OpenApiConfig>,
 }
 
 /// A Rego authorization policy for the whole server: a call is allowed only
@@ -203,6 +213,9 @@ impl FileConfig {
             if let Some(cwd) = &mut upstream.cwd {
                 *cwd = beside(cwd);
             }
+        }
+        for source in &mut config.openapi {
+            crate::openapi::config::resolve_spec_path(source, dir);
         }
         Ok(config)
     }

@@ -7,7 +7,9 @@
 //! stateless Streamable HTTP with bearer authentication (plain
 //! `tools/call` requests answered by [`direct`] without rmcp's
 //! per-request service); [`telemetry`] counts and times tool calls for
-//! `/metrics`; [`cli`] is the binary's command line.
+//! `/metrics`; [`upstream`] imports the tools of MCP servers and
+//! [`openapi`] the operations of OpenAPI descriptions as capabilities;
+//! [`cli`] is the binary's command line.
 
 pub mod allocator;
 pub mod catalogs;
@@ -16,5 +18,6 @@ pub mod config;
 pub mod direct;
 pub mod http;
 pub mod mcp;
+pub mod openapi;
 pub mod telemetry;
 pub mod upstream;

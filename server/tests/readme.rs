@@ -30,3 +30,17 @@ fn the_readme_agent_program_prints_the_documented_result() {
         format!("{documented}\n")
     );
 }
+
+#[test]
+fn the_readme_openapi_program_is_the_example_the_e2e_script_runs() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("read README.md");
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/openapi/nudge.star"
+    ))
+    .expect("read nudge.star");
+    let shown = between(&readme, "(`examples/openapi/nudge.star`;", "\n```\n");
+    let (_, program) = shown.split_once("```python\n").expect("a python block");
+    assert_eq!(format!("{program}\n"), example);
+}

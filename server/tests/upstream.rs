@@ -2,6 +2,7 @@
 //! fixture server (`tests/fixture/upstream.rs`), over stdio and over
 //! Streamable HTTP: import (pagination, snake-case names, collisions),
 //! describe's shapes (`any`, the `{text: str}` result), search, calls,
+//! argument names made identifiers (`max-count` as `max_count`),
 //! upstream tool errors, malformed results, flood bounds, cancellation
 //! reaching the upstream, disabling and policies on `upstream.…` IDs, an
 //! unavailable upstream, and — on a long-running `serve` — restart after a
@@ -123,7 +124,11 @@ fn tools_are_imported_with_their_shapes() {
     );
     // Without an output schema: `{text: str}`, and describe says so.
     let d = codemode(&["describe", "--upstream", &fx(), "fx.echo_text"], "", &[]).json();
-    assert_eq!(d["signature"], "fx.echo_text(*, message: str)");
+    // `max-count` is an identifier argument, forwarded under its name.
+    assert_eq!(
+        d["signature"],
+        "fx.echo_text(*, message: str, max_count: int | None)"
+    );
     assert_eq!(
         d["output"],
         json!([{"name": "text", "type": "str", "required": true}])
@@ -176,6 +181,7 @@ def main():
         "echo": echoed["text"].split("\n"),
         "legacy": fx.get_item_2(id="k1")["text"],
         "any": [fx.union(value=5)["text"], fx.union(value="s")["text"]],
+        "renamed": fx.echo_text(message="x", max_count=2)["text"],
     }
 "#;
     let out = run(&fx(), program, &[]).json();
@@ -188,7 +194,8 @@ def main():
             "item": {"id": "k1", "tags": ["a", "b"], "meta": {"owner": "ops", "n": [1, 2]}, "weight": 2.0},
             "echo": ["echo", "hi"],
             "legacy": "legacy",
-            "any": ["5", "\"s\""]
+            "any": ["5", "\"s\""],
+            "renamed": "echo\nx\nx"
         }})
     );
 }

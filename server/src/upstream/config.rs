@@ -144,6 +144,14 @@ pub enum UpstreamError {
     Duplicate(String),
 }
 
+/// Whether `name` can be the capability root of an imported source
+/// (upstream server or OpenAPI document): a Starlark identifier that is no
+/// reserved root.
+pub fn valid_root(name: &str) -> bool {
+    let probe = format!("{name}.tool");
+    !name.contains('.') && !is_reserved_root(name) && CapabilityName::new(probe).is_ok()
+}
+
 /// Parses one `--upstream NAME=COMMAND|URL` flag: a value starting with
 /// `http://` or `https://` is an endpoint, anything else a command line.
 pub fn parse_flag(flag: &str) -> Result<Upstream, UpstreamError> {
@@ -171,8 +179,7 @@ impl UpstreamConfig {
     /// Checks the table and turns it into an [`Upstream`].
     pub fn validate(&self) -> Result<Upstream, UpstreamError> {
         let name = self.name.clone();
-        let probe = format!("{name}.tool");
-        if name.contains('.') || is_reserved_root(&name) || CapabilityName::new(probe).is_err() {
+        if !valid_root(&name) {
             return Err(UpstreamError::Name(name));
         }
         let transport = match (&self.command, &self.url) {

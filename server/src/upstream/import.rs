@@ -6,7 +6,9 @@
 //! or the first sentence of its description, the description in full, the
 //! input shape from `inputSchema` and the output shape from `outputSchema`
 //! through the catalog's JSON Schema mapping in its upstream mode (what the
-//! notation cannot express is `any`). A tool without an `outputSchema`
+//! notation cannot express is `any`); the input's top-level properties are
+//! named by argument identifiers ([`naming::argument`]: `max-count` is
+//! `max_count`) and forwarded under their original names. A tool without an `outputSchema`
 //! returns `{text: str}`, its text content joined with newlines, and its
 //! description says so. Each draft is checked on its own, so one tool the
 //! catalog refuses (an ID too long, a root schema that is no object) is
@@ -88,7 +90,7 @@ fn capability(
     id: String,
     link: &Arc<Link>,
 ) -> Result<Capability, String> {
-    let input_schema = serde_json::Value::Object((*tool.input_schema).clone());
+    let (input_schema, renamed) = argument_names((*tool.input_schema).clone());
     let mut output = Output::Text;
     let mut output_schema = text_schema();
     if let Some(schema) = &tool.output_schema {
@@ -124,6 +126,7 @@ fn capability(
     }
     let link = link.clone();
     let output = Arc::new(output);
+    let renamed = Arc::new(renamed);
     let tool_name: Arc<str> = Arc::from(original.as_str());
     let cap = Capability::from_upstream_schemas(
         format!("{server}.{segment}"),
@@ -134,8 +137,9 @@ fn capability(
     .summary(summary(tool, server))
     .description(description)
     .search_terms(terms)
-    .json_handler(move |arguments| {
+    .json_handler(move |mut arguments| {
         let (link, output, tool_name) = (link.clone(), output.clone(), tool_name.clone());
+        original_names(&mut arguments, &renamed);
         async move {
             let result = link.call(&tool_name, arguments).await?;
             convert(result, &output)
@@ -146,6 +150,55 @@ fn capability(
         .build()
         .map_err(|e| e.to_string())?;
     Ok(cap)
+}
+
+/// The input schema with its top-level properties named by their
+/// argument identifiers ([`naming::argument`]: `max-count` is `max_count`),
+/// and the (identifier, original name) pairs of the renamed ones.
+fn argument_names(
+    mut schema: serde_json::Map<String, serde_json::Value>,
+) -> (serde_json::Value, Vec<(String, String)>) {
+    let Some(serde_json::Value::Object(props)) = schema.remove("properties") else {
+        return (serde_json::Value::Object(schema), Vec::new());
+    };
+    let originals: Vec<&str> = props.keys().map(String::as_str).collect();
+    let bases = originals.iter().map(|n| naming::argument(n)).collect();
+    let names = naming::resolve(&originals, bases, &mut HashSet::new());
+    let renamed: Vec<(String, String)> = names
+        .iter()
+        .zip(&originals)
+        .filter(|(new, old)| new != *old)
+        .map(|(new, old)| (new.clone(), old.to_string()))
+        .collect();
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        for r in required.iter_mut() {
+            if let Some((new, _)) = renamed
+                .iter()
+                .find(|(_, old)| Some(old.as_str()) == r.as_str())
+            {
+                *r = serde_json::Value::String(new.clone());
+            }
+        }
+    }
+    let props: serde_json::Map<String, serde_json::Value> = names
+        .into_iter()
+        .zip(props.into_iter().map(|(_, v)| v))
+        .collect();
+    schema.insert("properties".into(), serde_json::Value::Object(props));
+    (serde_json::Value::Object(schema), renamed)
+}
+
+/// Puts the original names of renamed arguments back (the canonical
+/// arguments are keyed by identifiers).
+pub(crate) fn original_names(arguments: &mut serde_json::Value, renamed: &[(String, String)]) {
+    let serde_json::Value::Object(map) = arguments else {
+        return;
+    };
+    for (new, old) in renamed {
+        if let Some(v) = map.remove(new) {
+            map.insert(old.clone(), v);
+        }
+    }
 }
 
 fn text_schema() -> serde_json::Value {
@@ -179,7 +232,7 @@ fn summary(tool: &Tool, server: &str) -> String {
 
 /// The text up to the first sentence end (`.`, `!` or `?` followed by
 /// white space or the end) or blank line, with white space collapsed.
-fn first_sentence(text: &str) -> String {
+pub(crate) fn first_sentence(text: &str) -> String {
     let text = text.trim();
     let mut end = text.len();
     let bytes = text.as_bytes();
@@ -203,7 +256,8 @@ fn first_sentence(text: &str) -> String {
     text[..end].split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn cut(text: &str, max: usize) -> String {
+/// `text` cut to at most `max` bytes at a character boundary.
+pub(crate) fn cut(text: &str, max: usize) -> String {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -240,12 +294,22 @@ fn convert(result: CallToolResult, output: &Output) -> Result<serde_json::Value,
                         .map_err(|_| HandlerError::internal("no structured content"))?
                 }
             };
-            let data = Data::from_json(&value)
-                .ok_or_else(|| HandlerError::internal("structured content out of range"))?;
-            let data = conform_output(fields, data).map_err(HandlerError::internal)?;
-            Ok(codemode_catalog::convert::data_to_json(&data))
+            conform_json(fields, &value)
         }
     }
+}
+
+/// A result from outside the type system (an upstream tool's structured
+/// content, an HTTP response) conformed to the output `fields`: the value
+/// as the shape describes it, or `capability failed` without detail.
+pub(crate) fn conform_json(
+    fields: &[FieldShape],
+    value: &serde_json::Value,
+) -> Result<serde_json::Value, HandlerError> {
+    let data = Data::from_json(value)
+        .ok_or_else(|| HandlerError::internal("the result is out of range"))?;
+    let data = conform_output(fields, data).map_err(HandlerError::internal)?;
+    Ok(codemode_catalog::convert::data_to_json(&data))
 }
 
 #[cfg(test)]
@@ -288,7 +352,7 @@ mod tests {
             tool("readFile", "Read a file."),
             tool("read_file", "Read."),
             tool("readFile", "Listed twice."),
-            tool("bad name/with space", "An ID cannot hold it."),
+            tool("bad\tname", "An ID cannot hold it."),
         ];
         let disabled = HashSet::from(["upstream.fs.read_file".to_string()]);
         let caps = import("fs", &tools, &link, &disabled);
@@ -307,6 +371,26 @@ mod tests {
         );
         let found = catalog.search("readFile").expect("search");
         assert_eq!(found.results[0].name, "fs.read_file_2");
+    }
+
+    #[test]
+    fn arguments_are_identifiers_forwarded_under_their_names() {
+        let schema = json!({"type": "object", "properties": {
+            "max-count": {"type": "integer"}, "max_count": {"type": "string"}, "in": {"type": "string"}
+        }, "required": ["max-count", "in"]});
+        let serde_json::Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let (schema, renamed) = argument_names(schema);
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {
+                "max_count_2": {"type": "integer"}, "max_count": {"type": "string"}, "in_": {"type": "string"}
+            }, "required": ["max_count_2", "in_"]})
+        );
+        let mut args = json!({"max_count_2": 3, "max_count": "x", "in_": "y"});
+        original_names(&mut args, &renamed);
+        assert_eq!(args, json!({"max-count": 3, "max_count": "x", "in": "y"}));
     }
 
     #[test]

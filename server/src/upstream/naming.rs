@@ -10,7 +10,11 @@
 //! segment, resolving collisions deterministically: a tool whose name is
 //! already its identifier keeps it, the others follow in the order of
 //! their original names, and a segment already taken gets the first free
-//! suffix `_2`, `_3`, ….
+//! suffix `_2`, `_3`, …. [`resolve`] is the same resolution over names
+//! made some other way (an OpenAPI operation's dotted name, an argument
+//! name), avoiding names reserved beforehand. The same rule names the
+//! arguments of imported capabilities ([`argument`]): `max-count` is
+//! passed as `max_count` and forwarded under its original name.
 
 use codemode_vm::KEYWORDS;
 use std::collections::HashSet;
@@ -18,6 +22,16 @@ use std::collections::HashSet;
 /// The snake-case identifier of a tool name (`tool` for a name with no
 /// letters or digits).
 pub fn identifier(name: &str) -> String {
+    identifier_or(name, "tool")
+}
+
+/// The snake-case identifier of an argument name (`arg` for a name with
+/// no letters or digits).
+pub fn argument(name: &str) -> String {
+    identifier_or(name, "arg")
+}
+
+fn identifier_or(name: &str, empty: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
@@ -43,7 +57,7 @@ pub fn identifier(name: &str) -> String {
         out.pop();
     }
     if out.is_empty() {
-        out.push_str("tool");
+        out.push_str(empty);
     }
     if out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
@@ -59,23 +73,31 @@ pub fn identifier(name: &str) -> String {
 /// the order the server listed its tools in.
 pub fn assign(names: &[&str]) -> Vec<String> {
     let bases: Vec<String> = names.iter().map(|n| identifier(n)).collect();
-    let mut order: Vec<usize> = (0..names.len()).collect();
+    resolve(names, bases, &mut HashSet::new())
+}
+
+/// Makes the `bases` (the names wanted for the `originals`, in the same
+/// order) unique and different from every name already in `taken`, which
+/// receives them: a base equal to its original keeps it first, the others
+/// follow in the order of their originals, and a base already taken gets
+/// the first free suffix `_2`, `_3`, ….
+pub fn resolve(originals: &[&str], bases: Vec<String>, taken: &mut HashSet<String>) -> Vec<String> {
+    let mut order: Vec<usize> = (0..originals.len()).collect();
     order.sort_by(|&a, &b| {
-        let renamed = |i: usize| bases[i] != names[i];
-        (renamed(a), names[a], a).cmp(&(renamed(b), names[b], b))
+        let renamed = |i: usize| bases[i] != originals[i];
+        (renamed(a), originals[a], a).cmp(&(renamed(b), originals[b], b))
     });
-    let mut taken: HashSet<String> = HashSet::with_capacity(names.len());
-    let mut out = vec![String::new(); names.len()];
+    let mut out = vec![String::new(); originals.len()];
     for i in order {
         let base = &bases[i];
-        let mut segment = base.clone();
+        let mut name = base.clone();
         let mut n = 2u32;
-        while taken.contains(&segment) {
-            segment = format!("{base}_{n}");
+        while taken.contains(&name) {
+            name = format!("{base}_{n}");
             n += 1;
         }
-        taken.insert(segment.clone());
-        out[i] = segment;
+        taken.insert(name.clone());
+        out[i] = name;
     }
     out
 }
