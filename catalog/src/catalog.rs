@@ -10,9 +10,10 @@
 //! [`Catalog`] answers describe by exact name and search through its
 //! precomputed [`crate::search::SearchIndex`].
 
+use crate::annotations::Annotations;
 use crate::capability::{Capability, ErasedHandler};
 use crate::names::{CapabilityId, CapabilityName, NameError};
-use crate::schema::{self, ShapeError};
+use crate::schema::{self, SchemaSource, ShapeError};
 use crate::search::{SearchError, SearchIndex, SearchLimits, SearchResponse};
 use crate::shape::{self, FieldSchema, FieldShape, Rule, Shape, ShapeKind};
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,11 @@ pub(crate) struct Entry {
     pub(crate) input: Vec<FieldShape>,
     pub(crate) output: Vec<FieldShape>,
     pub(crate) signature: String,
+    pub(crate) annotations: Annotations,
+    /// Whether results are checked against the output shape: for backends
+    /// outside the type system that publish one, and for any with output
+    /// rules (a typed result fits its derived shape by construction).
+    pub(crate) check_output: bool,
     pub(crate) handler: Option<ErasedHandler>,
 }
 
@@ -88,6 +94,15 @@ impl<'a> CapabilityRef<'a> {
     }
     pub fn signature(&self) -> &'a str {
         &self.0.signature
+    }
+    pub fn summary(&self) -> &'a str {
+        &self.0.summary
+    }
+    pub fn annotations(&self) -> Annotations {
+        self.0.annotations
+    }
+    pub(crate) fn check_output(&self) -> bool {
+        self.0.check_output
     }
     pub(crate) fn handler(&self) -> Option<&'a ErasedHandler> {
         self.0.handler.as_ref()
@@ -175,6 +190,8 @@ pub enum Problem {
     },
     #[error("capability {0:?}: input rule on {1:?}: {2}")]
     Rule(String, String, String),
+    #[error("capability {0:?}: output rule on {1:?}: {2}")]
+    OutputRule(String, String, String),
     #[error("disabled capability ID {0:?} does not exist")]
     UnknownDisabled(String),
 }
@@ -322,7 +339,7 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
     let mut input = schema::fields_from_schema(&cap.input_schema, cap.source)
         .map_err(|e| problems.push(shape_problem("input", e)))
         .ok();
-    let output = match &cap.output_schema {
+    let mut output = match &cap.output_schema {
         None => Some(Vec::new()),
         Some(s) => schema::fields_from_schema(s, cap.source)
             .map_err(|e| problems.push(shape_problem("output", e)))
@@ -332,6 +349,13 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         for (path, rule) in &cap.rules {
             if let Err(why) = attach_rule(fields, path, rule.clone()) {
                 problems.push(Problem::Rule(cap.name.clone(), path.clone(), why));
+            }
+        }
+    }
+    if let Some(fields) = output.as_mut() {
+        for (path, rule) in &cap.output_rules {
+            if let Err(why) = attach_rule(fields, path, rule.clone()) {
+                problems.push(Problem::OutputRule(cap.name.clone(), path.clone(), why));
             }
         }
     }
@@ -348,6 +372,9 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         search_terms: cap.search_terms,
         input,
         output,
+        annotations: cap.annotations,
+        check_output: (cap.source != SchemaSource::Derived && cap.output_schema.is_some())
+            || !cap.output_rules.is_empty(),
         handler: cap.handler,
     })
 }
@@ -422,6 +449,9 @@ pub struct ManifestEntry {
     pub input_schema: serde_json::Value,
     #[serde(default)]
     pub output_schema: Option<serde_json::Value>,
+    /// The behaviour hints; a key left out keeps the guide's default.
+    #[serde(default)]
+    pub annotations: Annotations,
 }
 
 /// A manifest is not valid JSON of the expected form.
@@ -444,5 +474,6 @@ impl ManifestEntry {
             .summary(self.summary)
             .description(self.description)
             .search_terms(self.search_terms)
+            .annotations(self.annotations)
     }
 }
