@@ -23,7 +23,7 @@ use super::client::Link;
 use super::naming;
 use codemode_catalog::schema::{fields_from_schema, SchemaSource};
 use codemode_catalog::shape::FieldShape;
-use codemode_catalog::{conform_output, Capability, Catalog, Data, HandlerError};
+use codemode_catalog::{conform_output, Annotations, Capability, Catalog, Data, HandlerError};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -134,6 +134,7 @@ fn capability(
     .summary(summary(tool, server))
     .description(description)
     .search_terms(terms)
+    .annotations(annotations(tool))
     .json_handler(move |arguments| {
         let (link, output, tool_name) = (link.clone(), output.clone(), tool_name.clone());
         async move {
@@ -146,6 +147,20 @@ fn capability(
         .build()
         .map_err(|e| e.to_string())?;
     Ok(cap)
+}
+
+/// The capability's annotations from the tool's hints; a hint the tool
+/// leaves out (or no annotations at all) keeps the guide's default.
+fn annotations(tool: &Tool) -> Annotations {
+    match &tool.annotations {
+        Some(a) => Annotations::from_hints(
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        ),
+        None => Annotations::default(),
+    }
 }
 
 fn text_schema() -> serde_json::Value {
@@ -260,6 +275,27 @@ mod tests {
             unreachable!()
         };
         Tool::new(name.to_string(), description.to_string(), Arc::new(schema))
+    }
+
+    #[test]
+    fn annotations_come_from_the_tool_hints() {
+        use rmcp::model::ToolAnnotations;
+        assert_eq!(annotations(&tool("a", "")), Annotations::default());
+        let hinted = tool("a", "").annotate(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .open_world(false),
+        );
+        assert_eq!(
+            annotations(&hinted),
+            Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: false,
+                open_world: false
+            }
+        );
     }
 
     #[test]
