@@ -76,7 +76,7 @@ pub mod shape;
 pub mod strict_json;
 
 pub use annotations::Annotations;
-pub use approval::{Approval, ApprovalRequest, Approver, ApproverFn, RefuseAll};
+pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll};
 pub use auth::{
     AllowAll, AuthorizationRequest, Decision, DenyAll, FixedSubject, Policy, PolicyError, PolicyFn,
     Subject, SubjectResolver, Unauthenticated,

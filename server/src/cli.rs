@@ -124,11 +124,18 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
             .clone()
             .unwrap_or_else(|| vec!["demo".to_string()])
     };
-    let config = file.limits.overridden_by(&common.limits).to_config();
+    let mut config = file.limits.overridden_by(&common.limits).to_config();
     let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
     if let Some(policy) = &file.policy {
         let rego: Arc<dyn Policy> = Arc::new(policy.load()?);
         parts.policy = catalogs::all_of(vec![parts.policy, rego]);
+    }
+    let ask = file.approval.policy();
+    if !ask.is_empty() {
+        parts.policy = catalogs::all_of(vec![parts.policy, Arc::new(ask)]);
+    }
+    if let Some(ms) = file.approval.timeout_ms {
+        config.approval_timeout = std::time::Duration::from_millis(ms);
     }
     Ok((parts, config, file))
 }

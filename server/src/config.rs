@@ -29,6 +29,10 @@
 //! [telemetry]
 //! metrics = true
 //!
+//! [approval]
+//! ask = ["destructive"]
+//! timeout_ms = 120000
+//!
 //! [[upstream]]
 //! name = "fs"
 //! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"]
@@ -67,6 +71,23 @@ pub struct FileConfig {
     /// Upstream MCP servers whose tools become capabilities.
     #[serde(default)]
     pub upstream: Vec<crate::upstream::UpstreamConfig>,
+    /// Which calls wait for a person's approval.
+    #[serde(default)]
+    pub approval: ApprovalConfig,
+}
+
+/// Approval of writes: calls of the capabilities named here wait for a
+/// person's approval through the MCP client (`permission denied` unless
+/// approved).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Annotation names (`"destructive"`, …) or capability IDs to ask for.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// How long to wait for an answer (default 120000 ms); not counted
+    /// against `max_time_ms`.
+    pub timeout_ms: Option<u64>,
 }
 
 /// A Rego authorization policy for the whole server: a call is allowed only

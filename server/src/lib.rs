@@ -6,9 +6,11 @@
 //! the service as exactly three MCP tools over stdio, [`http`] over
 //! stateless Streamable HTTP with bearer authentication (plain
 //! `tools/call` requests answered by [`direct`] without rmcp's
-//! per-request service); [`telemetry`] counts and times tool calls for
+//! per-request service); [`approval`] asks a person through the MCP client
+//! before the calls a policy marks *ask*; [`telemetry`] counts and times tool calls for
 //! `/metrics`; [`cli`] is the binary's command line.
 
+pub mod approval;
 pub mod catalogs;
 pub mod cli;
 pub mod config;
