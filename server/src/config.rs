@@ -28,6 +28,7 @@
 //!
 //! [telemetry]
 //! metrics = true
+//! listen = "127.0.0.1:9464"
 //!
 //! [approval]
 //! ask = ["destructive"]
@@ -108,6 +109,9 @@ pub struct TelemetryConfig {
     /// Serve Prometheus metrics at `/metrics` on the HTTP listener.
     #[serde(default)]
     pub metrics: bool,
+    /// Serve them at `http://ADDR/metrics` on a listener of their own
+    /// (for a stdio server too).
+    pub listen: Option<String>,
 }
 
 /// Settings of the Streamable HTTP transport.

@@ -425,10 +425,14 @@ pub(crate) fn well_formed(tool: &str, arguments: Option<&JsonObject>) -> bool {
 /// Serves `service` over stdio with the fixed local subject until the
 /// client closes the stream.
 pub async fn serve_stdio(service: CodeMode) -> Result<(), Box<dyn std::error::Error>> {
+    serve_stdio_with(CodeModeServer::local(service)).await
+}
+
+/// Serves `server` (as the host set it up: subject, approver, metrics,
+/// `serverInfo`) over stdio until the client closes the stream.
+pub async fn serve_stdio_with(server: CodeModeServer) -> Result<(), Box<dyn std::error::Error>> {
     use rmcp::ServiceExt;
-    let running = CodeModeServer::local(service)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }
