@@ -352,6 +352,19 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
             }
         }
     }
+    if let (Some(fields), SchemaSource::Derived) = (&output, cap.source) {
+        if let Some(path) = skipped_non_option(fields, "") {
+            problems.push(shape_problem(
+                "output",
+                ShapeError {
+                    path,
+                    reason: "skipped when empty but not an Option (make it an Option skipped \
+                             when None, or always serialize it)"
+                        .into(),
+                },
+            ));
+        }
+    }
     if let Some(fields) = output.as_mut() {
         for (path, rule) in &cap.output_rules {
             if let Err(why) = attach_rule(fields, path, rule.clone()) {
@@ -376,6 +389,40 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         check_output: (cap.source != SchemaSource::Derived && cap.output_schema.is_some())
             || !cap.output_rules.is_empty(),
         handler: cap.handler,
+    })
+}
+
+/// The path of the first output field a typed capability may leave out
+/// (serde's `skip_serializing_if`) whose type is not an `Option`: the
+/// guide refuses it, as a reader could not tell an empty value from a
+/// missing one.
+fn skipped_non_option(fields: &[FieldShape], prefix: &str) -> Option<String> {
+    fields.iter().find_map(|f| {
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
+        if !f.required && !f.shape.is_optional() {
+            return Some(path);
+        }
+        let mut shape = &f.shape;
+        let mut path = path;
+        loop {
+            match &shape.kind {
+                ShapeKind::Optional(inner) => shape = inner,
+                ShapeKind::List(inner) => {
+                    path.push_str("[]");
+                    shape = inner;
+                }
+                ShapeKind::Map(inner) => {
+                    path.push_str("{}");
+                    shape = inner;
+                }
+                ShapeKind::Struct(inner) => return skipped_non_option(inner, &path),
+                _ => return None,
+            }
+        }
     })
 }
 

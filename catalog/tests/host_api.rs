@@ -662,3 +662,59 @@ fn an_unanswered_ask_times_out_and_nobody_to_ask_refuses() {
         assert_eq!(out, Err(Error::Canceled));
     });
 }
+
+#[derive(Serialize, JsonSchema)]
+struct Tagged {
+    name: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tags: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Nested {
+    items: Vec<Tagged>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Optional {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+#[test]
+fn an_output_field_skipped_when_empty_must_be_an_option() {
+    let refused = |cap: Capability| {
+        Catalog::builder()
+            .capability(cap.summary("S."))
+            .build()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let reason = "skipped when empty but not an Option (make it an Option skipped when None, \
+                  or always serialize it)";
+    assert_eq!(
+        refused(Capability::new("t.tagged", |_: NoInput| async {
+            Ok(Tagged {
+                name: String::new(),
+                tags: Vec::new(),
+            })
+        })),
+        Err(format!(
+            "invalid catalog: capability \"t.tagged\": output shape: tags: {reason}"
+        ))
+    );
+    assert_eq!(
+        refused(Capability::new("t.nested", |_: NoInput| async {
+            Ok(Nested { items: Vec::new() })
+        })),
+        Err(format!(
+            "invalid catalog: capability \"t.nested\": output shape: items[].tags: {reason}"
+        ))
+    );
+    assert_eq!(
+        refused(Capability::new("t.optional", |_: NoInput| async {
+            Ok(Optional { note: None })
+        })),
+        Ok(())
+    );
+}
