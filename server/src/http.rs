@@ -311,7 +311,12 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         hosts: hosts.clone(),
         max_body_bytes: MAX_BODY_BYTES,
     });
-    let mut router = Router::new().nest_service("/mcp", any(direct::serve).with_state(mcp));
+    let mut router = Router::new()
+        .nest_service("/mcp", any(direct::serve).with_state(mcp))
+        .layer(middleware::from_fn_with_state(
+            hosts.clone(),
+            crate::strict::refuse_duplicates,
+        ));
     if let Some(metrics) = &options.metrics {
         let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));

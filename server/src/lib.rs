@@ -6,9 +6,10 @@
 //! the service as exactly three MCP tools over stdio, [`http`] over
 //! stateless Streamable HTTP with bearer authentication (plain
 //! `tools/call` requests answered by [`direct`] without rmcp's
-//! per-request service); [`approval`] asks a person through the MCP client
-//! before the calls a policy marks *ask*; [`telemetry`] counts and times tool calls for
-//! `/metrics`; [`cli`] is the binary's command line.
+//! per-request service); [`strict`] refuses duplicate members in tool calls
+//! before rmcp parses them; [`approval`] asks a person through the MCP
+//! client before the calls a policy marks *ask*; [`telemetry`] counts and
+//! times tool calls for `/metrics`; [`cli`] is the binary's command line.
 
 pub mod approval;
 pub mod catalogs;
@@ -17,5 +18,6 @@ pub mod config;
 pub mod direct;
 pub mod http;
 pub mod mcp;
+pub mod strict;
 pub mod telemetry;
 pub mod upstream;

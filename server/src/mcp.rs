@@ -162,6 +162,9 @@ pub fn validate<'a>(arguments: Option<&'a JsonObject>, property: &str) -> Result
     let Some(arguments) = arguments else {
         return Err(format!("missing required property {property:?}"));
     };
+    if let Some(Value::String(duplicate)) = arguments.get(crate::strict::DUPLICATE_MARKER) {
+        return Err(duplicate.clone());
+    }
     if let Some(extra) = arguments.keys().find(|k| k.as_str() != property) {
         return Err(format!("unexpected additional property {extra:?}"));
     }
@@ -432,7 +435,9 @@ pub async fn serve_stdio(service: CodeMode) -> Result<(), Box<dyn std::error::Er
 /// `serverInfo`) over stdio until the client closes the stream.
 pub async fn serve_stdio_with(server: CodeModeServer) -> Result<(), Box<dyn std::error::Error>> {
     use rmcp::ServiceExt;
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let stdin = crate::strict::StrictLines::new(stdin);
+    let running = server.serve((stdin, stdout)).await?;
     running.waiting().await?;
     Ok(())
 }
