@@ -5,7 +5,8 @@
 //! (for typed capabilities) an async handler. [`Capability::new`] derives
 //! both schemas from the handler's serde types through `schemars` — the
 //! input for deserialization, the output for serialization, so an
-//! `Option` skipped when `None` is an optional output field — and erases the
+//! `Option` skipped when `None` is an optional output field (a field of
+//! another type skipped when empty is refused at registration) — and erases the
 //! handler into one that takes the canonical arguments as [`Data`] and returns
 //! [`Data`]. [`Capability::with_context`] does the same for a handler that
 //! also takes a [`CallContext`] (subject, capability ID, remaining deadline,
