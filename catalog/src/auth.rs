@@ -3,12 +3,15 @@
 //! A [`Subject`] is the trusted caller identity that a transport resolves
 //! ([`SubjectResolver`]) — never something a program or its arguments can
 //! set; an empty one is `unauthenticated`. Every capability call is
-//! authorized by a [`Policy`] with the subject, the capability's ID and
-//! dotted name and the canonical arguments, before its handler runs. The
-//! service is fail-closed: a denial is `permission denied`, an error (or a
-//! panic) of the policy `authorization policy failure`. Allowing everything
-//! takes an explicit [`AllowAll`].
+//! authorized by a [`Policy`] with the subject, the capability's ID, dotted
+//! name and annotations and the canonical arguments, before its handler
+//! runs. The service is fail-closed: a denial is `permission denied`, an
+//! error (or a panic) of the policy `authorization policy failure`. A
+//! policy may also answer [`Decision::Ask`]: the call then waits for a
+//! person's approval ([`crate::approval`]). Allowing everything takes an
+//! explicit [`AllowAll`].
 
+use crate::annotations::Annotations;
 use crate::names::{CapabilityId, CapabilityName};
 use codemode_vm::Data;
 use std::fmt;
@@ -92,6 +95,8 @@ pub struct AuthorizationRequest<'a> {
     pub subject: &'a Subject,
     pub capability_id: &'a CapabilityId,
     pub name: &'a CapabilityName,
+    /// The capability's behaviour hints.
+    pub annotations: Annotations,
     /// The canonical argument map (omitted optionals and `None` left out).
     pub arguments: &'a Data,
 }
@@ -101,6 +106,21 @@ pub struct AuthorizationRequest<'a> {
 pub enum Decision {
     Allow,
     Deny,
+    /// Allow only if a person approves this call; refused (`permission
+    /// denied`) when nobody can be asked, they decline, or no answer comes
+    /// in time.
+    Ask,
+}
+
+impl Decision {
+    /// The stricter of two verdicts: deny over ask over allow.
+    pub fn and(self, other: Decision) -> Decision {
+        match (self, other) {
+            (Decision::Deny, _) | (_, Decision::Deny) => Decision::Deny,
+            (Decision::Ask, _) | (_, Decision::Ask) => Decision::Ask,
+            _ => Decision::Allow,
+        }
+    }
 }
 
 /// A policy failed to evaluate; the detail is for the host's logs only.

@@ -178,7 +178,8 @@ fn same(a: &Data, b: &Data) -> bool {
     }
 }
 
-fn satisfies(rule: &Rule, value: &Data) -> bool {
+/// Whether `value` keeps `rule` (a rule on another type is kept).
+pub(crate) fn satisfies(rule: &Rule, value: &Data) -> bool {
     use std::cmp::Ordering::*;
     match rule {
         Rule::Minimum(b) => compare(value, *b).is_none_or(|o| o != Less),

@@ -5,13 +5,20 @@
 //! (for typed capabilities) an async handler. [`Capability::new`] derives
 //! both schemas from the handler's serde types through `schemars` — the
 //! input for deserialization, the output for serialization, so an
-//! `Option` skipped when `None` is an optional output field — and erases the
+//! `Option` skipped when `None` is an optional output field (a field of
+//! another type skipped when empty is refused at registration) — and erases the
 //! handler into one that takes the canonical arguments as [`Data`] and returns
-//! [`Data`]. A capability is only a draft: [`crate::CatalogBuilder`]
-//! validates it.
+//! [`Data`]. [`Capability::with_context`] does the same for a handler that
+//! also takes a [`CallContext`] (subject, capability ID, remaining deadline,
+//! cancellation token). A capability carries its [`Annotations`] and may
+//! declare output rules, checked on every result. A capability is only a
+//! draft: [`crate::CatalogBuilder`] validates it.
 
+use crate::annotations::Annotations;
+use crate::auth::Subject;
 use crate::convert::{data_into_json, to_data};
 use crate::decode::from_data;
+use crate::names::CapabilityId;
 use crate::schema::SchemaSource;
 use crate::shape::Rule;
 use codemode_vm::Data;
@@ -23,6 +30,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// The longest public failure message a client sees; longer ones are cut
 /// at a character boundary.
@@ -107,6 +116,80 @@ impl<E: std::error::Error> From<E> for HandlerError {
     }
 }
 
+/// What a handler may know about the call it serves: the subject, the
+/// capability's ID, the execution's deadline and its cancellation token.
+/// The token is cancelled when the client cancels or goes away; a handler
+/// that waits on something slow should stop when it is.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    subject: Subject,
+    capability_id: CapabilityId,
+    deadline: Instant,
+    cancel: CancellationToken,
+}
+
+impl CallContext {
+    /// A context (for hosts that call handlers themselves, e.g. in tests).
+    pub fn new(
+        subject: Subject,
+        capability_id: CapabilityId,
+        deadline: Instant,
+        cancel: CancellationToken,
+    ) -> CallContext {
+        CallContext {
+            subject,
+            capability_id,
+            deadline,
+            cancel,
+        }
+    }
+
+    /// The trusted subject the call runs for.
+    pub fn subject(&self) -> &Subject {
+        &self.subject
+    }
+
+    /// The capability's stable ID.
+    pub fn capability_id(&self) -> &CapabilityId {
+        &self.capability_id
+    }
+
+    /// When the execution's time runs out.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The time left before the deadline.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// The execution's cancellation token.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+}
+
+/// The call as the service hands it to an erased handler: borrowed, so a
+/// handler that takes no context costs nothing.
+pub(crate) struct CallInfo<'a> {
+    pub(crate) subject: &'a Subject,
+    pub(crate) capability_id: &'a CapabilityId,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl CallInfo<'_> {
+    fn to_context(&self) -> CallContext {
+        CallContext::new(
+            self.subject.clone(),
+            self.capability_id.clone(),
+            self.deadline,
+            self.cancel.clone(),
+        )
+    }
+}
+
 /// Why an erased handler call failed.
 #[derive(Debug)]
 pub(crate) enum CallFailure {
@@ -120,8 +203,11 @@ pub(crate) enum CallFailure {
 
 pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Result<Data, CallFailure>> + Send>>;
 
+/// A typed handler's future: its output or failure.
+type TypedFuture<O> = Pin<Box<dyn Future<Output = Result<O, CallFailure>> + Send>>;
+
 /// A handler with its types erased: canonical arguments in, data out.
-pub(crate) type ErasedHandler = Arc<dyn Fn(Data) -> BoxFuture + Send + Sync>;
+pub(crate) type ErasedHandler = Arc<dyn Fn(Data, &CallInfo<'_>) -> BoxFuture + Send + Sync>;
 
 /// A capability before validation.
 #[derive(Clone)]
@@ -135,6 +221,8 @@ pub struct Capability {
     pub(crate) output_schema: Option<serde_json::Value>,
     pub(crate) source: SchemaSource,
     pub(crate) rules: Vec<(String, Rule)>,
+    pub(crate) output_rules: Vec<(String, Rule)>,
+    pub(crate) annotations: Annotations,
     pub(crate) handler: Option<ErasedHandler>,
     /// The document local `$ref`s of the schemas resolve against (none:
     /// each schema itself).
@@ -169,15 +257,53 @@ impl Capability {
         Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
+        Capability::typed::<I, O, _>(name, move |args, _| {
+            let handler = handler.clone();
+            Box::pin(async move {
+                let input: I = args?;
+                handler(input).await.map_err(CallFailure::Handler)
+            })
+        })
+    }
+
+    /// A typed capability whose handler also takes the call's
+    /// [`CallContext`]: `async fn(CallContext, input)`.
+    pub fn with_context<I, O, F, Fut>(name: impl Into<String>, handler: F) -> Capability
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(CallContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        Capability::typed::<I, O, _>(name, move |args, info| {
+            let handler = handler.clone();
+            let context = info.to_context();
+            Box::pin(async move {
+                let input: I = args?;
+                handler(context, input).await.map_err(CallFailure::Handler)
+            })
+        })
+    }
+
+    /// The typed capability of `call`, which gets the decoded input (or
+    /// the failure to decode it) and the call, and returns the output's
+    /// future.
+    fn typed<I, O, C>(name: impl Into<String>, call: C) -> Capability
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        C: Fn(Result<I, CallFailure>, &CallInfo<'_>) -> TypedFuture<O> + Send + Sync + 'static,
+    {
         let input_schema = schema_for::<I>(SchemaSettings::draft2020_12().for_deserialize());
         // A unit input (`()`) has no fields and deserializes from null.
         let unit_input = input_schema.get("type").and_then(|t| t.as_str()) == Some("null");
-        let erased: ErasedHandler = Arc::new(move |args: Data| {
-            let handler = handler.clone();
+        let erased: ErasedHandler = Arc::new(move |args: Data, info: &CallInfo<'_>| {
             let args = if unit_input { Data::Null } else { args };
+            let input = from_data::<I>(args).map_err(|_| CallFailure::Input);
+            let output = call(input, info);
             Box::pin(async move {
-                let input: I = from_data(args).map_err(|_| CallFailure::Input)?;
-                let output = handler(input).await.map_err(CallFailure::Handler)?;
+                let output = output.await?;
                 to_data(&output).map_err(|_| CallFailure::Output)
             }) as BoxFuture
         });
@@ -193,6 +319,8 @@ impl Capability {
             )),
             source: SchemaSource::Derived,
             rules: Vec::new(),
+            output_rules: Vec::new(),
+            annotations: Annotations::default(),
             handler: Some(erased),
             schema_document: None,
         }
@@ -215,6 +343,8 @@ impl Capability {
             output_schema,
             source: SchemaSource::Manifest,
             rules: Vec::new(),
+            output_rules: Vec::new(),
+            annotations: Annotations::default(),
             handler: None,
             schema_document: None,
         }
@@ -236,19 +366,31 @@ impl Capability {
 
     /// Gives the capability a backend that takes the canonical arguments as
     /// JSON and returns an object (for capabilities described by schemas:
-    /// manifests, upstream servers). A result that is not an object or has
-    /// an integer outside i64 is `capability failed`.
-    pub fn json_handler<F, Fut>(mut self, handler: F) -> Capability
+    /// manifests, upstream servers). A result that is not an object, has
+    /// an integer outside i64 or does not fit the published output shape
+    /// is `capability failed`.
+    pub fn json_handler<F, Fut>(self, handler: F) -> Capability
     where
         F: Fn(serde_json::Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
     {
+        self.json_handler_with_context(move |_, args| handler(args))
+    }
+
+    /// [`Capability::json_handler`] for a handler that also takes the
+    /// call's [`CallContext`].
+    pub fn json_handler_with_context<F, Fut>(mut self, handler: F) -> Capability
+    where
+        F: Fn(CallContext, serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
+    {
         let handler = Arc::new(handler);
-        self.handler = Some(Arc::new(move |args: Data| {
+        self.handler = Some(Arc::new(move |args: Data, info: &CallInfo<'_>| {
             let handler = handler.clone();
             let args = data_into_json(args);
+            let context = info.to_context();
             Box::pin(async move {
-                let output = handler(args).await.map_err(CallFailure::Handler)?;
+                let output = handler(context, args).await.map_err(CallFailure::Handler)?;
                 match Data::from_json(&output) {
                     Some(data @ Data::Map(_)) => Ok(data),
                     _ => Err(CallFailure::Output),
@@ -299,6 +441,52 @@ impl Capability {
         self.rules
             .extend(rules.into_iter().map(|r| (path.to_string(), r)));
         self
+    }
+
+    /// Output rules on the result field at `path` (same paths as
+    /// [`Capability::rule`]), checked on every result after the handler
+    /// returns: a violation is `capability failed` (and logged with the
+    /// path). Like the guide's output schemas they make nothing
+    /// transactional: the handler's effects have happened.
+    pub fn output_rule(mut self, path: &str, rules: impl IntoIterator<Item = Rule>) -> Capability {
+        self.output_rules
+            .extend(rules.into_iter().map(|r| (path.to_string(), r)));
+        self
+    }
+
+    /// All four behaviour hints at once.
+    pub fn annotations(mut self, annotations: Annotations) -> Capability {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Whether calls only read (default false).
+    pub fn read_only(mut self, yes: bool) -> Capability {
+        self.annotations.read_only = yes;
+        self
+    }
+
+    /// Whether a call may destroy or overwrite something (default true).
+    pub fn destructive(mut self, yes: bool) -> Capability {
+        self.annotations.destructive = yes;
+        self
+    }
+
+    /// Whether repeating a call has no further effect (default false).
+    pub fn idempotent(mut self, yes: bool) -> Capability {
+        self.annotations.idempotent = yes;
+        self
+    }
+
+    /// Whether calls reach beyond the host's own data (default true).
+    pub fn open_world(mut self, yes: bool) -> Capability {
+        self.annotations.open_world = yes;
+        self
+    }
+
+    /// The behaviour hints.
+    pub fn annotation_values(&self) -> Annotations {
+        self.annotations
     }
 
     /// The dotted name as given.

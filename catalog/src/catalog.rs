@@ -10,9 +10,10 @@
 //! [`Catalog`] answers describe by exact name and search through its
 //! precomputed [`crate::search::SearchIndex`].
 
+use crate::annotations::Annotations;
 use crate::capability::{Capability, ErasedHandler};
 use crate::names::{CapabilityId, CapabilityName, NameError};
-use crate::schema::{self, ShapeError};
+use crate::schema::{self, SchemaSource, ShapeError};
 use crate::search::{SearchError, SearchIndex, SearchLimits, SearchResponse};
 use crate::shape::{self, FieldSchema, FieldShape, Rule, Shape, ShapeKind};
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,11 @@ pub(crate) struct Entry {
     pub(crate) input: Vec<FieldShape>,
     pub(crate) output: Vec<FieldShape>,
     pub(crate) signature: String,
+    pub(crate) annotations: Annotations,
+    /// Whether results are checked against the output shape: for backends
+    /// outside the type system that publish one, and for any with output
+    /// rules (a typed result fits its derived shape by construction).
+    pub(crate) check_output: bool,
     pub(crate) handler: Option<ErasedHandler>,
 }
 
@@ -88,6 +94,15 @@ impl<'a> CapabilityRef<'a> {
     }
     pub fn signature(&self) -> &'a str {
         &self.0.signature
+    }
+    pub fn summary(&self) -> &'a str {
+        &self.0.summary
+    }
+    pub fn annotations(&self) -> Annotations {
+        self.0.annotations
+    }
+    pub(crate) fn check_output(&self) -> bool {
+        self.0.check_output
     }
     pub(crate) fn handler(&self) -> Option<&'a ErasedHandler> {
         self.0.handler.as_ref()
@@ -175,6 +190,8 @@ pub enum Problem {
     },
     #[error("capability {0:?}: input rule on {1:?}: {2}")]
     Rule(String, String, String),
+    #[error("capability {0:?}: output rule on {1:?}: {2}")]
+    OutputRule(String, String, String),
     #[error("disabled capability ID {0:?} does not exist")]
     UnknownDisabled(String),
 }
@@ -326,7 +343,7 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
     let mut input = fields(&cap.input_schema)
         .map_err(|e| problems.push(shape_problem("input", e)))
         .ok();
-    let output = match &cap.output_schema {
+    let mut output = match &cap.output_schema {
         None => Some(Vec::new()),
         Some(s) => fields(s)
             .map_err(|e| problems.push(shape_problem("output", e)))
@@ -336,6 +353,26 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         for (path, rule) in &cap.rules {
             if let Err(why) = attach_rule(fields, path, rule.clone()) {
                 problems.push(Problem::Rule(cap.name.clone(), path.clone(), why));
+            }
+        }
+    }
+    if let (Some(fields), SchemaSource::Derived) = (&output, cap.source) {
+        if let Some(path) = skipped_non_option(fields, "") {
+            problems.push(shape_problem(
+                "output",
+                ShapeError {
+                    path,
+                    reason: "skipped when empty but not an Option (make it an Option skipped \
+                             when None, or always serialize it)"
+                        .into(),
+                },
+            ));
+        }
+    }
+    if let Some(fields) = output.as_mut() {
+        for (path, rule) in &cap.output_rules {
+            if let Err(why) = attach_rule(fields, path, rule.clone()) {
+                problems.push(Problem::OutputRule(cap.name.clone(), path.clone(), why));
             }
         }
     }
@@ -352,7 +389,44 @@ fn validate(cap: Capability, problems: &mut Vec<Problem>) -> Option<Entry> {
         search_terms: cap.search_terms,
         input,
         output,
+        annotations: cap.annotations,
+        check_output: (cap.source != SchemaSource::Derived && cap.output_schema.is_some())
+            || !cap.output_rules.is_empty(),
         handler: cap.handler,
+    })
+}
+
+/// The path of the first output field a typed capability may leave out
+/// (serde's `skip_serializing_if`) whose type is not an `Option`: the
+/// guide refuses it, as a reader could not tell an empty value from a
+/// missing one.
+fn skipped_non_option(fields: &[FieldShape], prefix: &str) -> Option<String> {
+    fields.iter().find_map(|f| {
+        let path = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
+        if !f.required && !f.shape.is_optional() {
+            return Some(path);
+        }
+        let mut shape = &f.shape;
+        let mut path = path;
+        loop {
+            match &shape.kind {
+                ShapeKind::Optional(inner) => shape = inner,
+                ShapeKind::List(inner) => {
+                    path.push_str("[]");
+                    shape = inner;
+                }
+                ShapeKind::Map(inner) => {
+                    path.push_str("{}");
+                    shape = inner;
+                }
+                ShapeKind::Struct(inner) => return skipped_non_option(inner, &path),
+                _ => return None,
+            }
+        }
     })
 }
 
@@ -426,6 +500,9 @@ pub struct ManifestEntry {
     pub input_schema: serde_json::Value,
     #[serde(default)]
     pub output_schema: Option<serde_json::Value>,
+    /// The behaviour hints; a key left out keeps the guide's default.
+    #[serde(default)]
+    pub annotations: Annotations,
 }
 
 /// A manifest is not valid JSON of the expected form.
@@ -448,5 +525,6 @@ impl ManifestEntry {
             .summary(self.summary)
             .description(self.description)
             .search_terms(self.search_terms)
+            .annotations(self.annotations)
     }
 }

@@ -1,6 +1,7 @@
 //! Output conformance: a value that a capability backend produced from
-//! outside the type system (an upstream MCP server's `structuredContent`)
-//! checked against the capability's output shape before it enters a
+//! outside the type system (a JSON handler, an upstream MCP server's
+//! `structuredContent`), or a typed result with output rules, checked
+//! against the capability's published output shape before it enters a
 //! program.
 //!
 //! [`conform_output`] walks the value and the shape together and returns
@@ -9,15 +10,16 @@
 //! more than its named properties), an int where a float is declared turned
 //! into a float, and `None` for a field that may be absent dropped. Anything
 //! else that does not fit — a missing required field, a value of another
-//! type — is a [`Mismatch`] naming the path. Input rules are not checked:
-//! they bind arguments, not results. Recursion follows the shape, whose
-//! depth is bounded by the schema it came from.
+//! type, a value that breaks an output rule — is a [`Mismatch`] naming the
+//! path. Recursion follows the shape, whose depth is bounded by the schema
+//! it came from.
 
+use crate::binding::satisfies;
 use crate::shape::{FieldShape, Shape, ShapeKind};
 use codemode_vm::Data;
 
-/// The value does not fit the output shape; the detail names the path (for
-/// host logs only).
+/// The value does not fit the output shape; the detail names the path and,
+/// for a broken output rule, the rule (for host logs only).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("output does not match its shape at {0}")]
 pub struct Mismatch(pub String);
@@ -60,6 +62,22 @@ fn conform_struct(
 }
 
 fn conform(shape: &Shape, value: Data, path: &mut String) -> Result<Data, Mismatch> {
+    let value = conform_kind(shape, value, path)?;
+    if let Some(rule) = shape.rules.iter().find(|r| !satisfies(r, &value)) {
+        return Err(Mismatch(format!("{}: {}", shown(path), rule.violation())));
+    }
+    Ok(value)
+}
+
+fn shown(path: &str) -> String {
+    if path.is_empty() {
+        "(root)".into()
+    } else {
+        path.to_string()
+    }
+}
+
+fn conform_kind(shape: &Shape, value: Data, path: &mut String) -> Result<Data, Mismatch> {
     match (&shape.kind, value) {
         (ShapeKind::Optional(_), Data::Null) => Ok(Data::Null),
         (ShapeKind::Optional(inner), v) => conform(inner, v, path),
@@ -90,11 +108,7 @@ fn conform(shape: &Shape, value: Data, path: &mut String) -> Result<Data, Mismat
             Ok(Data::Map(out))
         }
         (ShapeKind::Struct(fields), Data::Map(entries)) => conform_struct(fields, entries, path),
-        _ => Err(Mismatch(if path.is_empty() {
-            "(root)".into()
-        } else {
-            path.clone()
-        })),
+        _ => Err(Mismatch(shown(path))),
     }
 }
 

@@ -56,6 +56,8 @@
 //! });
 //! ```
 
+pub mod annotations;
+pub mod approval;
 pub mod auth;
 pub mod binding;
 pub mod capability;
@@ -71,13 +73,16 @@ pub mod schema;
 pub mod search;
 pub mod service;
 pub mod shape;
+pub mod strict_json;
 
+pub use annotations::Annotations;
+pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll};
 pub use auth::{
     AllowAll, AuthorizationRequest, Decision, DenyAll, FixedSubject, Policy, PolicyError, PolicyFn,
     Subject, SubjectResolver, Unauthenticated,
 };
 pub use binding::{bind, BindError};
-pub use capability::{Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
+pub use capability::{CallContext, Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
 pub use catalog::{
     BuildError, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry, ManifestError,
     NotFound, Problem,

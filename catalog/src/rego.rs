@@ -3,13 +3,16 @@
 //! A [`RegoPolicy`] is built from Rego modules, optional JSON data
 //! documents and the path of the rule that decides (by default
 //! `data.codemode.allow`). Each call is evaluated with the input
-//! `{"subject": {"id", "attributes"}, "capability": {"id", "name"},
-//! "arguments": {...canonical arguments}}` on a clone of the prepared
-//! engine, so evaluations never share state. The rule's value `true`
-//! allows; `false` or an undefined rule denies; any other value or an
-//! evaluation error is a policy failure. Nothing of the policy (paths,
+//! `{"subject": {"id", "attributes"}, "capability": {"id", "name",
+//! "annotations": {"read_only", "destructive", "idempotent",
+//! "open_world"}}, "arguments": {...canonical arguments}}` on a clone of
+//! the prepared engine, so evaluations never share state. The rule's value
+//! `true` allows; `false` or an undefined rule denies; the string `"ask"`
+//! asks a person ([`Decision::Ask`]); any other value or an evaluation
+//! error is a policy failure. Nothing of the policy (paths,
 //! rule names, messages) ever reaches a client.
 
+use crate::annotations::Annotations;
 use crate::auth::{AuthorizationRequest, Decision, Policy, PolicyError};
 use crate::convert::data_to_json;
 use serde_json::json;
@@ -105,7 +108,7 @@ impl RegoPolicyBuilder {
         };
         let probe = json!({
             "subject": {"id": "", "attributes": {}},
-            "capability": {"id": "", "name": ""},
+            "capability": {"id": "", "name": "", "annotations": Annotations::default().to_json()},
             "arguments": {},
         });
         policy
@@ -135,7 +138,10 @@ impl RegoPolicy {
         match value {
             regorus::Value::Bool(true) => Ok(Decision::Allow),
             regorus::Value::Bool(false) | regorus::Value::Undefined => Ok(Decision::Deny),
-            _ => Err(PolicyError("the rule is not a boolean".into())),
+            regorus::Value::String(s) if s.as_ref() == "ask" => Ok(Decision::Ask),
+            _ => Err(PolicyError(
+                "the rule is neither a boolean nor \"ask\"".into(),
+            )),
         }
     }
 }
@@ -150,6 +156,7 @@ impl Policy for RegoPolicy {
             "capability": {
                 "id": request.capability_id.as_str(),
                 "name": request.name.as_str(),
+                "annotations": request.annotations.to_json(),
             },
             "arguments": data_to_json(request.arguments),
         });

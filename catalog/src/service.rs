@@ -11,20 +11,31 @@
 //! runtime, on the blocking pool) with a cancellation flag that the token
 //! raises through a registered waker; the VM calls back into the host
 //! bridge, which for each capability call binds the keyword arguments,
-//! authorizes the canonical arguments, and polls the handler in place —
+//! authorizes the canonical arguments (waiting for a person's approval
+//! when the policy answers *ask*, a wait the time limit does not count),
+//! and polls the handler in place —
 //! once, and only if it has to wait, on the runtime bounded by the
 //! remaining deadline and the cancellation token — catching its panics
-//! and checking and converting its output. Every failure leaves as one
-//! [`Error`] with a fixed text.
+//! and checking and converting its output. Cancellation is checked before
+//! the policy and again before the handler. Every failure leaves as one
+//! [`Error`] with a fixed text; the original (a handler's private detail, a
+//! panic's payload, the path of an output mismatch) is logged with the
+//! capability's ID, never with the arguments. [`CodeMode::call`] runs one
+//! capability without a program, through the same steps.
 
+use crate::approval::{Approval, ApprovalRequest, Approver, RefuseAll};
 use crate::auth::{AuthorizationRequest, Decision, Policy, Subject};
 use crate::binding::bind;
-use crate::capability::CallFailure;
-use crate::catalog::{Catalog, Description};
+use crate::capability::{BoxFuture, CallFailure, CallInfo};
+use crate::catalog::{CapabilityRef, Catalog, Description};
+use crate::conform::conform_output;
+use crate::convert::data_to_json;
 use crate::error::Error;
 use crate::search::{SearchError, SearchLimits, SearchResponse};
 use codemode_vm::{Capabilities, Data, ExecError, Host, HostCall, Limits};
 use futures_util::FutureExt;
+use std::any::Any;
+use std::cell::Cell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -45,6 +56,9 @@ pub struct Config {
     pub search: SearchLimits,
     /// Executions running at once (MaxConcurrentExecutions); more wait.
     pub max_concurrent_executions: usize,
+    /// How long a call whose policy answered *ask* waits for a person
+    /// before it is refused (not counted against the time limit).
+    pub approval_timeout: Duration,
 }
 
 impl Default for Config {
@@ -53,6 +67,7 @@ impl Default for Config {
             limits: Limits::default(),
             search: SearchLimits::default(),
             max_concurrent_executions: 8,
+            approval_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -61,6 +76,7 @@ impl Default for Config {
 #[derive(Clone)]
 pub struct CodeMode {
     inner: Arc<Inner>,
+    approver: Arc<dyn Approver>,
 }
 
 struct Inner {
@@ -102,7 +118,20 @@ impl CodeMode {
                 policy,
                 config,
             }),
+            approver: Arc::new(RefuseAll),
         }
+    }
+
+    /// This service, asking `approver` when a policy answers *ask* (the
+    /// default, [`RefuseAll`], refuses every ask).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> CodeMode {
+        self.approver = approver;
+        self
+    }
+
+    /// The approver asked when a policy answers *ask*.
+    pub fn approver(&self) -> &Arc<dyn Approver> {
+        &self.approver
     }
 
     /// The current catalog.
@@ -163,6 +192,20 @@ impl CodeMode {
         source: &str,
         cancel: CancellationToken,
     ) -> Result<Data, Error> {
+        self.execute_approved_by(subject, source, cancel, self.approver.clone())
+            .await
+    }
+
+    /// [`CodeMode::execute`], asking `approver` instead of the service's
+    /// approver when a policy answers *ask* (the MCP server asks the client
+    /// of the request that runs the program).
+    pub async fn execute_approved_by(
+        &self,
+        subject: &Subject,
+        source: &str,
+        cancel: CancellationToken,
+        approver: Arc<dyn Approver>,
+    ) -> Result<Data, Error> {
         authenticated(subject)?;
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
@@ -205,10 +248,13 @@ impl CodeMode {
                 run(
                     &self.inner,
                     &snapshot,
-                    subject,
+                    Session {
+                        subject,
+                        approver: &*approver,
+                        token: &token,
+                    },
                     source,
                     handle,
-                    &token,
                     flag,
                     inline,
                 )
@@ -222,10 +268,14 @@ impl CodeMode {
             let (inner, subject, source) =
                 (self.inner.clone(), subject.clone(), source.to_string());
             let token = token.clone();
+            let approver = approver.clone();
             let run = move || {
-                run(
-                    &inner, &snapshot, &subject, &source, handle, &token, flag, false,
-                )
+                let session = Session {
+                    subject: &subject,
+                    approver: &*approver,
+                    token: &token,
+                };
+                run(&inner, &snapshot, session, &source, handle, flag, false)
             };
             tokio::task::spawn_blocking(run).await.map_err(|_| ())
         };
@@ -238,16 +288,23 @@ impl CodeMode {
     }
 }
 
+/// Who an execution or call runs for, who approves its asks, and what
+/// cancels it.
+#[derive(Clone, Copy)]
+struct Session<'a> {
+    subject: &'a Subject,
+    approver: &'a dyn Approver,
+    token: &'a CancellationToken,
+}
+
 /// Runs one program with the catalog of `snapshot`; `inline` when it runs
 /// on a worker thread that kept its core.
-#[allow(clippy::too_many_arguments)]
 fn run(
     inner: &Inner,
     snapshot: &Snapshot,
-    subject: &Subject,
+    session: Session<'_>,
     source: &str,
     handle: Handle,
-    token: &CancellationToken,
     flag: Arc<AtomicBool>,
     inline: bool,
 ) -> Result<Data, ExecError<Error>> {
@@ -255,10 +312,10 @@ fn run(
     let bridge = Bridge {
         inner,
         catalog: &snapshot.catalog,
-        subject,
+        session,
         handle,
-        token,
-        deadline: start + inner.config.limits.max_time,
+        deadline: Cell::new(start + inner.config.limits.max_time),
+        paused: Cell::new(Duration::ZERO),
         inline,
     };
     codemode_vm::execute_with(
@@ -337,43 +394,270 @@ fn classify(e: ExecError<Error>) -> Error {
     }
 }
 
+impl CodeMode {
+    /// Calls one capability directly, without a program: `json_arguments`
+    /// (one JSON object; empty or `null` is `{}`, duplicate members are
+    /// refused) is bound, authorized (asking the service's approver when
+    /// the policy says so) and handed to the handler, whose result is
+    /// checked as in a program — with the same errors, and within the
+    /// execution time limit. For tests of a capability, like the guide's
+    /// `shipping.Call(ctx, json)`. A name that is not enabled is
+    /// `capability not found`.
+    pub async fn call(
+        &self,
+        name: &str,
+        json_arguments: &str,
+        subject: &Subject,
+    ) -> Result<serde_json::Value, Error> {
+        self.call_with(name, json_arguments, subject, CancellationToken::new())
+            .await
+    }
+
+    /// [`CodeMode::call`] with a cancellation token.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        json_arguments: &str,
+        subject: &Subject,
+        cancel: CancellationToken,
+    ) -> Result<serde_json::Value, Error> {
+        authenticated(subject)?;
+        let snapshot = self.snapshot();
+        let cap = snapshot
+            .catalog
+            .get(name)
+            .ok_or(Error::CapabilityNotFound)?;
+        let members = crate::strict_json::parse_arguments(json_arguments)
+            .map_err(|e| Error::InvalidArguments(Some(e)))?;
+        let mut args = Vec::with_capacity(members.len());
+        for (key, value) in members {
+            let data = Data::from_json(&value).ok_or_else(|| {
+                Error::InvalidArguments(Some(format!("{key}: integer out of range")))
+            })?;
+            args.push((key, data));
+        }
+        let session = Session {
+            subject,
+            approver: &*self.approver,
+            token: &cancel,
+        };
+        let mut deadline = Instant::now() + self.inner.config.limits.max_time;
+        let arguments = bind(cap.input(), args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
+        let decision = authorize(&self.inner, &session, &cap, &arguments)?;
+        if decision == Decision::Ask {
+            let asked = Instant::now();
+            ask(&self.inner, &session, &cap, &arguments).await?;
+            deadline += asked.elapsed();
+        }
+        let future = start_handler(&session, &cap, arguments, deadline)?;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let outcome = tokio::select! {
+            outcome = AssertUnwindSafe(future).catch_unwind() => outcome,
+            _ = tokio::time::sleep(remaining) => return Err(Error::ResourceLimitExceeded),
+            _ = cancel.cancelled() => return Err(Error::Canceled),
+        };
+        settle(&cap, outcome).map(|data| data_to_json(&data))
+    }
+}
+
+/// Asks the policy about a call whose arguments are bound; cancellation is
+/// checked first. Allow and ask come back; deny and failures are errors.
+fn authorize(
+    inner: &Inner,
+    session: &Session<'_>,
+    cap: &CapabilityRef<'_>,
+    arguments: &Data,
+) -> Result<Decision, Error> {
+    if session.token.is_cancelled() {
+        return Err(Error::Canceled);
+    }
+    let request = AuthorizationRequest {
+        subject: session.subject,
+        capability_id: cap.id(),
+        name: cap.name(),
+        annotations: cap.annotations(),
+        arguments,
+    };
+    let policy = &inner.policy;
+    match catch_unwind(AssertUnwindSafe(|| policy.authorize(&request))) {
+        Ok(Ok(Decision::Deny)) => Err(Error::PermissionDenied),
+        Ok(Ok(decision)) => Ok(decision),
+        Ok(Err(e)) => {
+            tracing::warn!(capability = %cap.id().as_str(), error = %e.0, "authorization policy failed");
+            Err(Error::PolicyFailure)
+        }
+        Err(payload) => {
+            tracing::error!(
+                capability = %cap.id().as_str(),
+                panic = %panic_text(&*payload),
+                "authorization policy panicked"
+            );
+            Err(Error::PolicyFailure)
+        }
+    }
+}
+
+/// Asks the session's approver about a call, within the approval timeout;
+/// anything but approval is `permission denied`, cancellation meanwhile
+/// `context canceled`.
+async fn ask(
+    inner: &Inner,
+    session: &Session<'_>,
+    cap: &CapabilityRef<'_>,
+    arguments: &Data,
+) -> Result<(), Error> {
+    let request = ApprovalRequest {
+        subject: session.subject,
+        capability_id: cap.id(),
+        name: cap.name(),
+        summary: cap.summary(),
+        annotations: cap.annotations(),
+        arguments,
+    };
+    let answer = AssertUnwindSafe(session.approver.approve(&request)).catch_unwind();
+    let answer = tokio::select! {
+        answer = tokio::time::timeout(inner.config.approval_timeout, answer) => answer,
+        _ = session.token.cancelled() => return Err(Error::Canceled),
+    };
+    match answer {
+        Ok(Ok(Approval::Approved)) => Ok(()),
+        Ok(Ok(Approval::Refused)) => Err(Error::PermissionDenied),
+        Ok(Err(payload)) => {
+            tracing::error!(
+                capability = %cap.id().as_str(),
+                panic = %panic_text(&*payload),
+                "approver panicked"
+            );
+            Err(Error::PermissionDenied)
+        }
+        Err(_) => {
+            tracing::info!(capability = %cap.id().as_str(), "approval timed out");
+            Err(Error::PermissionDenied)
+        }
+    }
+}
+
+/// Checks cancellation once more and starts the handler (a panic while
+/// it is started is caught like one while it runs).
+fn start_handler(
+    session: &Session<'_>,
+    cap: &CapabilityRef<'_>,
+    arguments: Data,
+    deadline: Instant,
+) -> Result<BoxFuture, Error> {
+    if session.token.is_cancelled() {
+        return Err(Error::Canceled);
+    }
+    let handler = cap.handler().ok_or(Error::CapabilityFailed(None))?;
+    let info = CallInfo {
+        subject: session.subject,
+        capability_id: cap.id(),
+        deadline,
+        cancel: session.token,
+    };
+    catch_unwind(AssertUnwindSafe(|| handler(arguments, &info)))
+        .map_err(|payload| settle(cap, Err(payload)).err().unwrap_or(Error::Internal))
+}
+
+/// The text of a panic's payload (a `&str` or `String`; anything else is
+/// named by what it is not).
+fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a payload that is not a string)")
+}
+
+/// The result of a handler as the program sees it: failures become fixed
+/// texts and are logged here with the capability's ID (never the
+/// arguments); a result the capability must check is checked against its
+/// published output shape.
+fn settle(
+    cap: &CapabilityRef<'_>,
+    outcome: Result<Result<Data, CallFailure>, Box<dyn Any + Send>>,
+) -> Result<Data, Error> {
+    let id = cap.id().as_str();
+    match outcome {
+        Ok(Ok(data)) if cap.check_output() => conform_output(cap.output(), data).map_err(|m| {
+            tracing::warn!(capability = %id, path = %m.0, "capability result does not match its output shape");
+            Error::CapabilityFailed(None)
+        }),
+        Ok(Ok(data)) => Ok(data),
+        Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
+        Ok(Err(CallFailure::Handler(e))) if e.is_resource_limit() => {
+            Err(Error::ResourceLimitExceeded)
+        }
+        Ok(Err(CallFailure::Handler(e))) => {
+            tracing::warn!(capability = %id, detail = %e.detail(), "capability handler failed");
+            Err(Error::CapabilityFailed(
+                e.public_message().map(str::to_string),
+            ))
+        }
+        Ok(Err(CallFailure::Output)) => {
+            tracing::warn!(capability = %id, "capability result cannot cross (a non-finite float, an integer outside i64, or not an object)");
+            Err(Error::CapabilityFailed(None))
+        }
+        Err(payload) => {
+            tracing::error!(capability = %id, panic = %panic_text(&*payload), "capability handler panicked");
+            Err(Error::CapabilityFailed(None))
+        }
+    }
+}
+
 /// The VM's host: one per execution.
 struct Bridge<'a> {
     inner: &'a Inner,
     catalog: &'a Catalog,
-    subject: &'a Subject,
+    session: Session<'a>,
     handle: Handle,
-    token: &'a CancellationToken,
-    deadline: Instant,
+    /// The execution's deadline, moved out by the time spent waiting for
+    /// approvals.
+    deadline: Cell<Instant>,
+    /// Time the last call spent waiting for approval, for the VM to add to
+    /// its own deadline.
+    paused: Cell<Duration>,
     /// Whether the program runs on a worker that kept its core: waiting
     /// for a handler must then give the core up first.
     inline: bool,
+}
+
+impl Bridge<'_> {
+    /// Runs `future` to its end on the runtime, from the execution's
+    /// thread.
+    fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
+        let wait = || self.handle.block_on(future);
+        if self.inline {
+            tokio::task::block_in_place(wait)
+        } else {
+            wait()
+        }
+    }
 }
 
 impl Host for Bridge<'_> {
     type Error = Error;
 
     fn call(&self, call: HostCall<'_>) -> Result<Data, Error> {
-        if self.token.is_cancelled() {
+        let session = &self.session;
+        if session.token.is_cancelled() {
             return Err(Error::Canceled);
         }
         let cap = self.catalog.get(call.name).ok_or(Error::Internal)?;
         let arguments =
             bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
-        let request = AuthorizationRequest {
-            subject: self.subject,
-            capability_id: cap.id(),
-            name: cap.name(),
-            arguments: &arguments,
-        };
-        let policy = &self.inner.policy;
-        match catch_unwind(AssertUnwindSafe(|| policy.authorize(&request))) {
-            Ok(Ok(Decision::Allow)) => {}
-            Ok(Ok(Decision::Deny)) => return Err(Error::PermissionDenied),
-            Ok(Err(_)) | Err(_) => return Err(Error::PolicyFailure),
+        if authorize(self.inner, session, &cap, &arguments)? == Decision::Ask {
+            let asked = Instant::now();
+            let answer = self.block_on(ask(self.inner, session, &cap, &arguments));
+            let waited = asked.elapsed();
+            self.deadline.set(self.deadline.get() + waited);
+            self.paused.set(waited);
+            answer?;
         }
-        let handler = cap.handler().ok_or(Error::CapabilityFailed(None))?;
-        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let remaining = self
+            .deadline
+            .get()
+            .saturating_duration_since(Instant::now());
         if remaining == Duration::ZERO {
             return Err(Error::ResourceLimitExceeded);
         }
@@ -384,7 +668,8 @@ impl Host for Bridge<'_> {
         // deadline and the cancellation token. A panic while it is polled is
         // caught and is a failure of the capability; on the deadline or
         // cancellation the future is dropped, which stops it.
-        let mut future = AssertUnwindSafe(handler(arguments)).catch_unwind();
+        let future = start_handler(session, &cap, arguments, self.deadline.get())?;
+        let mut future = AssertUnwindSafe(future).catch_unwind();
         let first = {
             let _context = self.handle.enter();
             Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
@@ -392,33 +677,20 @@ impl Host for Bridge<'_> {
         let outcome = match first {
             Poll::Ready(outcome) => outcome,
             Poll::Pending => {
-                let token = self.token;
-                let wait = || {
-                    self.handle.block_on(async move {
-                        tokio::select! {
-                            outcome = future => Ok(outcome),
-                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                            _ = token.cancelled() => Err(Error::Canceled),
-                        }
-                    })
-                };
-                if self.inline {
-                    tokio::task::block_in_place(wait)?
-                } else {
-                    wait()?
-                }
+                let token = session.token;
+                self.block_on(async move {
+                    tokio::select! {
+                        outcome = future => Ok(outcome),
+                        _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                        _ = token.cancelled() => Err(Error::Canceled),
+                    }
+                })?
             }
         };
-        match outcome {
-            Ok(Ok(data)) => Ok(data),
-            Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
-            Ok(Err(CallFailure::Handler(e))) if e.is_resource_limit() => {
-                Err(Error::ResourceLimitExceeded)
-            }
-            Ok(Err(CallFailure::Handler(e))) => Err(Error::CapabilityFailed(
-                e.public_message().map(str::to_string),
-            )),
-            Ok(Err(CallFailure::Output)) | Err(_) => Err(Error::CapabilityFailed(None)),
-        }
+        settle(&cap, outcome)
+    }
+
+    fn take_paused(&self) -> Duration {
+        self.paused.replace(Duration::ZERO)
     }
 }

@@ -44,6 +44,7 @@ fn decide(p: &RegoPolicy, subject: &Subject, id: &str, args: Data) -> Result<Dec
         subject,
         capability_id: &id,
         name: &name,
+        annotations: Default::default(),
         arguments: &args,
     })
     .map_err(|e| e.to_string())

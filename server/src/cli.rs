@@ -144,13 +144,42 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
             .clone()
             .unwrap_or_else(|| vec!["demo".to_string()])
     };
-    let config = file.limits.overridden_by(&common.limits).to_config();
+    let mut config = file.limits.overridden_by(&common.limits).to_config();
     let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
     if let Some(policy) = &file.policy {
         let rego: Arc<dyn Policy> = Arc::new(policy.load()?);
         parts.policy = catalogs::all_of(vec![parts.policy, rego]);
     }
+    let ask = file.approval.policy();
+    if !ask.is_empty() {
+        parts.policy = catalogs::all_of(vec![parts.policy, Arc::new(ask)]);
+    }
+    if let Some(ms) = file.approval.timeout_ms {
+        config.approval_timeout = std::time::Duration::from_millis(ms);
+    }
     Ok((parts, config, file))
+}
+
+/// With `[telemetry] listen`: binds it and serves the metrics there (on
+/// the runtime), behind the `[http]` hosts and tokens.
+fn serve_metrics(
+    runtime: &tokio::runtime::Runtime,
+    file: &FileConfig,
+) -> Result<Option<Metrics>, String> {
+    let Some(addr) = &file.telemetry.listen else {
+        return Ok(None);
+    };
+    let options = HttpOptions::from_config(&file.http)?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
+    if let Ok(local) = listener.local_addr() {
+        eprintln!("codemode: metrics on http://{local}/metrics");
+    }
+    let metrics = Metrics::new();
+    let app = http::metrics_router(metrics.clone(), &options);
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    Ok(Some(metrics))
 }
 
 fn usage_error(message: &str) -> ExitCode {
@@ -191,8 +220,12 @@ pub fn main(cli: Cli) -> ExitCode {
                 Ok(o) => o,
                 Err(e) => return usage_error(&e),
             };
-            if file.telemetry.metrics {
-                options.metrics = Some(Metrics::new());
+            let metrics = match serve_metrics(&runtime, &file) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e),
+            };
+            if file.telemetry.metrics || metrics.is_some() {
+                options.metrics = Some(metrics.unwrap_or_default());
             }
             return match runtime.block_on(http::serve_http(service, addr, &options)) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -203,10 +236,16 @@ pub fn main(cli: Cli) -> ExitCode {
             };
         }
         Command::Serve { http: None, .. } => {
-            if file.telemetry.metrics {
-                tracing::warn!("metrics are served only on the HTTP listener (--http)");
+            let mut server = mcp::CodeModeServer::local(service);
+            match serve_metrics(&runtime, &file) {
+                Ok(Some(metrics)) => server = server.with_metrics(metrics),
+                Ok(None) if file.telemetry.metrics => tracing::warn!(
+                    "metrics are served on the HTTP listener (--http) or on [telemetry] listen"
+                ),
+                Ok(None) => {}
+                Err(e) => return usage_error(&e),
             }
-            return match runtime.block_on(mcp::serve_stdio(service)) {
+            return match runtime.block_on(mcp::serve_stdio_with(server)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!("serve failed: {e}");

@@ -29,6 +29,11 @@
 //!
 //! [telemetry]
 //! metrics = true
+//! listen = "127.0.0.1:9464"
+//!
+//! [approval]
+//! ask = ["destructive"]
+//! timeout_ms = 120000
 //!
 //! [[upstream]]
 //! name = "fs"
@@ -77,6 +82,23 @@ pub struct FileConfig {
     /// OpenAPI documents whose operations become capabilities.
     #[serde(default)]
     pub openapi: Vec<crate::openapi::OpenApiConfig>,
+    /// Which calls wait for a person's approval.
+    #[serde(default)]
+    pub approval: ApprovalConfig,
+}
+
+/// Approval of writes: calls of the capabilities named here wait for a
+/// person's approval through the MCP client (`permission denied` unless
+/// approved).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Annotation names (`"destructive"`, …) or capability IDs to ask for.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// How long to wait for an answer (default 120000 ms); not counted
+    /// against `max_time_ms`.
+    pub timeout_ms: Option<u64>,
 }
 
 /// A Rego authorization policy for the whole server: a call is allowed only
@@ -97,6 +119,9 @@ pub struct TelemetryConfig {
     /// Serve Prometheus metrics at `/metrics` on the HTTP listener.
     #[serde(default)]
     pub metrics: bool,
+    /// Serve them at `http://ADDR/metrics` on a listener of their own
+    /// (for a stdio server too).
+    pub listen: Option<String>,
 }
 
 /// Settings of the Streamable HTTP transport.

@@ -129,7 +129,7 @@ fn plain_headers(headers: &HeaderMap, hosts: &Hosts) -> bool {
 
 /// Reads the body as rmcp does: at most `max` bytes (413 beyond), a read
 /// failure is a 500.
-async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+pub(crate) async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
     let mut body = body;
     let mut collected = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {

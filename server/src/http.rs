@@ -7,8 +7,11 @@
 //! digests and compared in constant time, a request without a valid token
 //! gets 401 with `WWW-Authenticate: Bearer`, and the subject of the token
 //! travels in the request's extensions to the handler's resolver. Without
-//! tokens every request is the local subject, and [`serve_http`] refuses a
-//! non-loopback address.
+//! tokens every request is the local subject — unless the embedding host
+//! gives a subject resolver ([`HttpOptions::subjects`]), which maps each
+//! request (say, what its own authentication middleware put in the
+//! extensions) to a subject or to none (`unauthenticated`) — and
+//! [`serve_http`] refuses a non-loopback address.
 //!
 //! With [`Metrics`] in the options, `GET /metrics` serves them in the
 //! Prometheus text format. It is behind the same two gates as `/mcp`: the
@@ -101,7 +104,16 @@ pub struct HttpOptions {
     /// Metrics to record tool calls in and serve at `/metrics`; `None`
     /// serves no `/metrics`.
     pub metrics: Option<Metrics>,
+    /// Without tokens: the host's mapping of a request to its subject
+    /// (`None`: every request is `local`).
+    pub subjects: Option<HttpResolver>,
+    /// `serverInfo` name and version (`None`: `codemode` and the crate's
+    /// version).
+    pub server_info: Option<(String, String)>,
 }
+
+/// Maps an HTTP request (its headers and extensions) to its subject.
+pub type HttpResolver = Arc<dyn SubjectResolver<axum::http::request::Parts>>;
 
 impl HttpOptions {
     /// The options of a config's `[http]` table.
@@ -115,7 +127,7 @@ impl HttpOptions {
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
             tokens,
-            metrics: None,
+            ..HttpOptions::default()
         })
     }
 }
@@ -139,27 +151,39 @@ fn authenticate(tokens: &[Token], header: Option<&str>) -> Option<Subject> {
     found
 }
 
-async fn auth(State(tokens): State<Arc<Vec<Token>>>, mut request: Request, next: Next) -> Response {
-    let subject = if tokens.is_empty() {
-        Some(Subject::new("local"))
-    } else {
+/// How requests get their subject.
+struct Auth {
+    tokens: Vec<Token>,
+    subjects: Option<HttpResolver>,
+}
+
+async fn auth(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
+    let subject = if !auth.tokens.is_empty() {
         let value = request
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        authenticate(&tokens, value)
+        let Some(subject) = authenticate(&auth.tokens, value) else {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+            )
+                .into_response();
+        };
+        Some(subject)
+    } else if let Some(resolver) = &auth.subjects {
+        // No subject: the call's resolution fails (`unauthenticated`).
+        let (parts, body) = request.into_parts();
+        let subject = resolver.resolve(&parts).ok();
+        request = Request::from_parts(parts, body);
+        subject
+    } else {
+        Some(Subject::new("local"))
     };
-    match subject {
-        Some(s) => {
-            request.extensions_mut().insert(s);
-            next.run(request).await
-        }
-        None => (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-        )
-            .into_response(),
+    if let Some(subject) = subject {
+        request.extensions_mut().insert(subject);
     }
+    next.run(request).await
 }
 
 /// Resolves the subject the auth layer put in the HTTP request.
@@ -258,6 +282,9 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
     if let Some(metrics) = &options.metrics {
         handler = handler.with_metrics(metrics.clone());
     }
+    if let Some((name, version)) = &options.server_info {
+        handler = handler.with_server_info(name, version);
+    }
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -277,24 +304,51 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
             config,
         )
     };
-    let hosts = match &options.allowed_hosts {
-        Some(hosts) => hosts.clone(),
-        None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
-    };
-    let hosts = Arc::new(Hosts::new(&hosts));
+    let hosts = allowed_hosts(options);
     let mcp = Arc::new(Direct {
         server: handler,
         fallback,
         hosts: hosts.clone(),
         max_body_bytes: MAX_BODY_BYTES,
     });
-    let mut router = Router::new().nest_service("/mcp", any(direct::serve).with_state(mcp));
+    let mut router = Router::new()
+        .nest_service("/mcp", any(direct::serve).with_state(mcp))
+        .layer(middleware::from_fn_with_state(
+            hosts.clone(),
+            crate::strict::refuse_duplicates,
+        ));
     if let Some(metrics) = &options.metrics {
         let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));
     }
-    let tokens = Arc::new(options.tokens.clone());
-    router.layer(middleware::from_fn_with_state(tokens, auth))
+    with_auth(router, options)
+}
+
+/// The effective `Host` allow-list of `options`.
+fn allowed_hosts(options: &HttpOptions) -> Arc<Hosts> {
+    let hosts = match &options.allowed_hosts {
+        Some(hosts) => hosts.clone(),
+        None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+    };
+    Arc::new(Hosts::new(&hosts))
+}
+
+/// `router` behind the authentication of `options`.
+fn with_auth(router: Router, options: &HttpOptions) -> Router {
+    let auth_state = Arc::new(Auth {
+        tokens: options.tokens.clone(),
+        subjects: options.subjects.clone(),
+    });
+    router.layer(middleware::from_fn_with_state(auth_state, auth))
+}
+
+/// A router serving only `GET /metrics` (for a stdio server's metrics,
+/// `[telemetry] listen`), behind the same `Host` allow-list and tokens as
+/// `/mcp` would be.
+pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
+    let state = (metrics, allowed_hosts(options));
+    let router = Router::new().route("/metrics", get(serve_metrics).with_state(state));
+    with_auth(router, options)
 }
 
 /// Listens on `addr` and serves until the process ends. Refuses a

@@ -6,12 +6,16 @@
 //! the service as exactly three MCP tools over stdio, [`http`] over
 //! stateless Streamable HTTP with bearer authentication (plain
 //! `tools/call` requests answered by [`direct`] without rmcp's
-//! per-request service); [`telemetry`] counts and times tool calls for
-//! `/metrics`; [`upstream`] imports the tools of MCP servers and
-//! [`openapi`] the operations of OpenAPI descriptions as capabilities;
-//! [`cli`] is the binary's command line.
+//! per-request service); [`strict`] refuses duplicate members in tool calls
+//! before rmcp parses them; [`approval`] asks a person through the MCP
+//! client before the calls a policy marks *ask*; [`telemetry`] counts and
+//! times tool calls for `/metrics`; [`upstream`] imports the tools of MCP
+//! servers and [`openapi`] the operations of OpenAPI descriptions as
+//! capabilities; [`allocator`] is the binary's memory allocator; [`cli`]
+//! is the binary's command line.
 
 pub mod allocator;
+pub mod approval;
 pub mod catalogs;
 pub mod cli;
 pub mod config;
@@ -19,5 +23,6 @@ pub mod direct;
 pub mod http;
 pub mod mcp;
 pub mod openapi;
+pub mod strict;
 pub mod telemetry;
 pub mod upstream;

@@ -13,9 +13,18 @@
 //! gets a tracing span `tool_call` with the tool name, outcome and duration
 //! in microseconds — never arguments, source or results — and, when the
 //! handler has [`Metrics`], is counted and timed there by tool and outcome.
+//! A call a policy marks *ask* is put to the host's approver when it
+//! plugged one ([`CodeModeServer::with_approver`]), else — on a transport
+//! with sessions (stdio) — to the person behind the client through
+//! `elicitation/create` ([`crate::approval::Elicitation`]); on stateless
+//! HTTP nobody can be asked and it is refused. The server's name and
+//! version (`serverInfo`) are settable ([`CodeModeServer::with_server_info`]).
 
+use crate::approval::Elicitation;
 use crate::telemetry::{error_outcome, Metrics};
-use codemode_catalog::{CancellationToken, CodeMode, Error, Subject, SubjectResolver};
+use codemode_catalog::{
+    Approver, CancellationToken, CodeMode, Error, RefuseAll, Subject, SubjectResolver,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -153,6 +162,9 @@ pub fn validate<'a>(arguments: Option<&'a JsonObject>, property: &str) -> Result
     let Some(arguments) = arguments else {
         return Err(format!("missing required property {property:?}"));
     };
+    if let Some(Value::String(duplicate)) = arguments.get(crate::strict::DUPLICATE_MARKER) {
+        return Err(duplicate.clone());
+    }
     if let Some(extra) = arguments.keys().find(|k| k.as_str() != property) {
         return Err(format!("unexpected additional property {extra:?}"));
     }
@@ -172,15 +184,62 @@ pub struct CodeModeServer {
     service: CodeMode,
     resolver: Resolver,
     metrics: Option<Metrics>,
+    /// The host's approver, which replaces asking the client.
+    approver: Option<Arc<dyn Approver>>,
+    /// Whether the transport has sessions whose client can be asked.
+    elicitation: bool,
+    /// `serverInfo`: name and version.
+    name: String,
+    version: String,
 }
 
 impl CodeModeServer {
     /// A handler for `service` whose requests resolve through `resolver`.
+    /// It asks nobody ([`CodeModeServer::with_elicitation`] turns asking
+    /// the client on) and is `codemode` in the binary's version.
     pub fn new(service: CodeMode, resolver: Resolver) -> CodeModeServer {
         CodeModeServer {
             service,
             resolver,
             metrics: None,
+            approver: None,
+            elicitation: false,
+            name: "codemode".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// This handler, asking the client of a request (`elicitation/create`)
+    /// when a call needs approval: for transports with sessions.
+    pub fn with_elicitation(mut self, yes: bool) -> CodeModeServer {
+        self.elicitation = yes;
+        self
+    }
+
+    /// This handler, putting every call that needs approval to `approver`
+    /// (instead of the client).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> CodeModeServer {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// This handler, naming itself `name` `version` in `serverInfo`.
+    pub fn with_server_info(
+        mut self,
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> CodeModeServer {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// The approver of a request whose session is `peer` (if any).
+    fn approver_for(&self, peer: Option<&rmcp::Peer<RoleServer>>) -> Arc<dyn Approver> {
+        match (&self.approver, peer) {
+            (Some(approver), _) => approver.clone(),
+            (None, Some(peer)) if self.elicitation => Arc::new(Elicitation::new(peer.clone())),
+            _ => Arc::new(RefuseAll),
         }
     }
 
@@ -201,10 +260,11 @@ impl CodeModeServer {
         }
     }
 
-    /// A handler with one fixed subject for every request (stdio).
+    /// A handler with one fixed subject for every request that asks the
+    /// client for approvals (stdio).
     pub fn local(service: CodeMode) -> CodeModeServer {
         let subject = codemode_catalog::FixedSubject(Subject::new("local"));
-        CodeModeServer::new(service, Arc::new(subject))
+        CodeModeServer::new(service, Arc::new(subject)).with_elicitation(true)
     }
 
     async fn dispatch(
@@ -213,6 +273,7 @@ impl CodeModeServer {
         argument: &str,
         subject: &Subject,
         cancel: &CancellationToken,
+        approver: Arc<dyn Approver>,
     ) -> Result<Value, Error> {
         match tool {
             "search_api" => {
@@ -226,7 +287,7 @@ impl CodeModeServer {
             _ => {
                 let data = self
                     .service
-                    .execute(subject, argument, cancel.clone())
+                    .execute_approved_by(subject, argument, cancel.clone(), approver)
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))
@@ -248,7 +309,7 @@ fn property_of(tool: &str) -> Option<&'static str> {
 impl ServerHandler for CodeModeServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("codemode", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(&self.name, &self.version))
             .with_instructions(
                 "Code mode: find capabilities with search_api, read their exact signatures \
                  with describe_api, then run one Starlark program with execute.",
@@ -273,11 +334,13 @@ impl ServerHandler for CodeModeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let resolve = || self.resolver.resolve(&context);
-        self.call(
+        let approver = self.approver_for(Some(&context.peer));
+        self.call_approved_by(
             request.name.as_ref(),
             request.arguments.as_ref(),
             resolve,
             &context.ct,
+            approver,
         )
         .await
         .map(Into::into)
@@ -295,6 +358,20 @@ impl CodeModeServer {
         arguments: Option<&JsonObject>,
         resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
         cancel: &CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
+        let approver = self.approver_for(None);
+        self.call_approved_by(tool, arguments, resolve, cancel, approver)
+            .await
+    }
+
+    /// [`CodeModeServer::call`] with the approver of its session.
+    async fn call_approved_by(
+        &self,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+        resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
+        cancel: &CancellationToken,
+        approver: Arc<dyn Approver>,
     ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
         let Some(property) = property_of(tool) else {
@@ -323,7 +400,8 @@ impl CodeModeServer {
         };
         let outcome = async {
             let subject = resolve().map_err(|_| Error::Unauthenticated)?;
-            self.dispatch(tool, argument, &subject, cancel).await
+            self.dispatch(tool, argument, &subject, cancel, approver)
+                .await
         }
         .instrument(span.clone())
         .await;
@@ -350,10 +428,16 @@ pub(crate) fn well_formed(tool: &str, arguments: Option<&JsonObject>) -> bool {
 /// Serves `service` over stdio with the fixed local subject until the
 /// client closes the stream.
 pub async fn serve_stdio(service: CodeMode) -> Result<(), Box<dyn std::error::Error>> {
+    serve_stdio_with(CodeModeServer::local(service)).await
+}
+
+/// Serves `server` (as the host set it up: subject, approver, metrics,
+/// `serverInfo`) over stdio until the client closes the stream.
+pub async fn serve_stdio_with(server: CodeModeServer) -> Result<(), Box<dyn std::error::Error>> {
     use rmcp::ServiceExt;
-    let running = CodeModeServer::local(service)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let stdin = crate::strict::StrictLines::new(stdin);
+    let running = server.serve((stdin, stdout)).await?;
     running.waiting().await?;
     Ok(())
 }

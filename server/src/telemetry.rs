@@ -10,7 +10,10 @@
 //! …). Nothing else is recorded: never arguments, source, results or
 //! subjects. [`Metrics::encode`] renders the text exposition (version
 //! 0.0.4) that the HTTP listener serves at `/metrics` when the
-//! configuration enables it. The tracing span of each call lives in the
+//! configuration enables it (or a listener of its own, `[telemetry]
+//! listen`, for a stdio server); an embedding host that has its own
+//! Prometheus registry registers the same series there instead
+//! ([`Metrics::register_in`]). The tracing span of each call lives in the
 //! adapter (`mcp`).
 
 use codemode_catalog::Error;
@@ -51,7 +54,6 @@ pub struct Metrics {
 }
 
 struct Inner {
-    registry: Registry,
     calls: Family<CallLabels, Counter>,
     durations: Durations,
 }
@@ -71,26 +73,35 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     /// Empty metrics.
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("codemode");
-        let calls = Family::<CallLabels, Counter>::default();
-        let durations: Durations = Family::new_with_constructor(new_histogram);
+        Metrics {
+            inner: Arc::new(Inner {
+                calls: Family::default(),
+                durations: Family::new_with_constructor(new_histogram),
+            }),
+        }
+    }
+
+    /// Empty metrics whose series are also registered in a host's own
+    /// `registry`, under the prefix `codemode` (the host serves them with
+    /// the rest of its metrics).
+    pub fn register_in(registry: &mut Registry) -> Metrics {
+        let metrics = Metrics::new();
+        metrics.register(registry.sub_registry_with_prefix("codemode"));
+        metrics
+    }
+
+    /// Registers the series (sharing their values) in `registry`.
+    fn register(&self, registry: &mut Registry) {
         registry.register(
             "tool_calls",
             "MCP tool calls by tool and outcome",
-            calls.clone(),
+            self.inner.calls.clone(),
         );
         registry.register(
             "tool_call_duration_seconds",
             "Duration of MCP tool calls by tool and outcome",
-            durations.clone(),
+            self.inner.durations.clone(),
         );
-        Metrics {
-            inner: Arc::new(Inner {
-                registry,
-                calls,
-                durations,
-            }),
-        }
     }
 
     /// Records one call of `tool` that ended with `outcome` after `elapsed`.
@@ -108,10 +119,11 @@ impl Metrics {
 
     /// The Prometheus text exposition of every series.
     pub fn encode(&self) -> String {
+        let mut registry = Registry::with_prefix("codemode");
+        self.register(&mut registry);
         let mut text = String::new();
         // Writing to a String cannot fail.
-        let _ =
-            prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry);
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut text, &registry);
         text
     }
 }
@@ -172,6 +184,18 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line:?} missing in\n{text}");
         }
         assert!(!text.contains("no such tool"));
+    }
+
+    #[test]
+    fn a_hosts_registry_gets_the_same_series() {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register_in(&mut registry);
+        metrics.record("describe_api", "ok", Duration::from_micros(10));
+        let mut text = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut text, &registry).unwrap();
+        let line = "codemode_tool_calls_total{tool=\"describe_api\",outcome=\"ok\"} 1";
+        assert!(text.lines().any(|l| l == line), "{text}");
+        assert!(metrics.encode().lines().any(|l| l == line));
     }
 
     #[test]

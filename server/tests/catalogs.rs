@@ -414,3 +414,33 @@ fn both_catalogs_load_together_and_disable_by_id() {
     assert!(catalogs::load(&["demo".into()], &["nope".into()], Config::default()).is_err());
     assert_eq!(conformance::disabled(), ["conformance.hidden"]);
 }
+
+#[test]
+fn the_built_in_catalogs_are_annotated_truthfully() {
+    use codemode_catalog::Annotations;
+    let sources = vec!["demo".to_string(), "conformance".to_string()];
+    let parts = catalogs::sources(&sources, &[]).expect("sources");
+    let mut seen = 0;
+    for cap in &parts.capabilities {
+        let a = cap.annotation_values();
+        if cap.name() == "conformance.delete" {
+            assert!(a.destructive && !a.read_only, "{a:?}");
+        } else {
+            assert_eq!(a, Annotations::read_only_closed(), "{}", cap.name());
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 18);
+    let service = service(&["conformance"]);
+    assert_eq!(
+        run(&service, r#"conformance.delete(key="k1")"#),
+        Ok(json!({"deleted": "k1"}))
+    );
+    assert_eq!(
+        runtime()
+            .block_on(service.describe(&Subject::new("t"), "conformance.delete"))
+            .map(|d| d.signature),
+        Ok("conformance.delete(*, key: str)".to_string())
+    );
+    assert_eq!(search(&service, "delete entry")[0], "conformance.delete");
+}

@@ -22,6 +22,14 @@ fn the_example_config_states_the_defaults() {
     // No extra policy and no /metrics unless enabled.
     assert_eq!(file.policy, None);
     assert!(!file.telemetry.metrics);
+    // Nothing is asked; the approval timeout is the default.
+    assert!(file.approval.ask.is_empty());
+    assert_eq!(
+        file.approval
+            .timeout_ms
+            .map(std::time::Duration::from_millis),
+        Some(Config::default().approval_timeout)
+    );
     // The digest really is the SHA-256 of the token the comment names.
     assert_eq!(
         file.http.tokens[0].sha256,

@@ -374,3 +374,65 @@ async fn cancellation_stops_a_running_program() {
     let http = http_client(addr).await;
     cancel_and_check_it_stopped(&http).await;
 }
+
+/// A `tools/call` whose arguments repeat a member.
+const DUPLICATE_CALL: &str = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"execute","arguments":{"source":"def main():\n    return 1\n","source":"def main():\n    return 2\n"}}}"#;
+
+#[tokio::test]
+async fn duplicate_members_in_tool_call_arguments_are_invalid_params() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // stdio, through the binary.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .arg("serve")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let text = format!("{init}\n{initialized}\n{DUPLICATE_CALL}\n");
+    stdin.write_all(text.as_bytes()).await.expect("write");
+    lines
+        .next_line()
+        .await
+        .expect("read")
+        .expect("initialize result");
+    let response: Value =
+        serde_json::from_str(&lines.next_line().await.expect("read").expect("a line"))
+            .expect("json");
+    assert_eq!(response["id"], 5);
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let message = response["error"]["message"].as_str().expect("message");
+    assert!(
+        message.starts_with("duplicate member \"source\""),
+        "{message}"
+    );
+
+    // HTTP: a plain POST and one rmcp answers (with an Origin header).
+    let addr = http_server(&["demo"], Default::default()).await;
+    for origin in ["", "Origin: http://localhost\r\n"] {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{origin}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{DUPLICATE_CALL}",
+            DUPLICATE_CALL.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut response = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut response)
+            .await
+            .expect("read");
+        let body: Value =
+            serde_json::from_str(response.split("\r\n\r\n").nth(1).expect("body")).expect("json");
+        assert_eq!(body["error"]["code"], -32602, "{response}");
+        assert_eq!(body["id"], 5);
+    }
+}

@@ -136,7 +136,14 @@ fn a_rule_that_is_not_boolean_is_a_policy_failure() {
     let config = dir.join("codemode.toml");
     let failed = run(&config, &quote(10));
     assert_eq!(failed.status.code(), Some(1));
-    assert_eq!(stderr(&failed), "authorization policy failure\n");
+    // The error first; then the local log names the capability and why.
+    let text = stderr(&failed);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("authorization policy failure"));
+    assert!(
+        lines.any(|l| l.contains("capability=shipping.quote") && l.contains("neither a boolean")),
+        "{text}"
+    );
     assert_records_still_allowed(&config);
     let _ = std::fs::remove_dir_all(&dir);
 }

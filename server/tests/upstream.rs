@@ -49,10 +49,12 @@ impl Output {
         self.stderr.lines().next().unwrap_or("")
     }
 
-    /// The error text after the warnings about an unavailable upstream.
-    fn error_after_warnings(&self) -> &str {
+    /// The error text, before the warnings about an unavailable upstream.
+    fn error_before_warnings(&self) -> &str {
         assert_eq!(self.code, Some(1), "stdout: {}", self.stdout);
-        self.stderr.lines().last().unwrap_or("")
+        // One-shot commands hold their log lines back until the outcome
+        // is printed: the error is the first line, warnings follow.
+        self.stderr.lines().next().unwrap_or("")
     }
 }
 
@@ -245,7 +247,7 @@ fn upstream_failures_have_the_contract_texts() {
     // A crash mid-call is a transport failure (and the log may say that
     // the server stopped before the error line).
     let out = run(&fx(), "def main():\n    fx.crash()\n    return 1\n", &[]);
-    assert_eq!(out.error_after_warnings(), "capability failed");
+    assert_eq!(out.error_before_warnings(), "capability failed");
 }
 
 #[test]
@@ -299,7 +301,7 @@ fn an_unavailable_upstream_does_not_stop_the_others() {
         "",
         &[],
     );
-    assert_eq!(out.error_after_warnings(), "capability not found");
+    assert_eq!(out.error_before_warnings(), "capability not found");
     // The log says why it is missing.
     let logged = Command::new(CODEMODE)
         .args(["search", "--upstream", "gone=/nonexistent/mcp-server", "x"])
@@ -590,5 +592,5 @@ fn upstreams_over_streamable_http() {
     drop(fixture);
     // The endpoint is gone: the server still starts, without its tools.
     let out = codemode(&["describe", "--upstream", &upstream, "fx.add"], "", &[]);
-    assert_eq!(out.error_after_warnings(), "capability not found");
+    assert_eq!(out.error_before_warnings(), "capability not found");
 }

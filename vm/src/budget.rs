@@ -95,7 +95,7 @@ pub struct Budget {
     steps_left: Cell<u64>,
     /// Steps drawn and not yet spent, while no interpreter loop holds them.
     fuel: Cell<u64>,
-    deadline: Instant,
+    deadline: Cell<Instant>,
     cancel: Option<Arc<AtomicBool>>,
     native_calls: Cell<u32>,
     intermediate_bytes: Cell<usize>,
@@ -110,7 +110,7 @@ impl Budget {
         Budget {
             steps_left: Cell::new(limits.max_steps),
             fuel: Cell::new(0),
-            deadline: start + limits.max_time,
+            deadline: Cell::new(start + limits.max_time),
             cancel,
             native_calls: Cell::new(0),
             intermediate_bytes: Cell::new(0),
@@ -163,7 +163,7 @@ impl Budget {
                 return Err(Error::cancelled());
             }
         }
-        if Instant::now() >= self.deadline {
+        if Instant::now() >= self.deadline.get() {
             return Err(Error::limit(LimitKind::Time));
         }
         Ok(())
@@ -233,7 +233,17 @@ impl Budget {
 
     /// The time left before the deadline.
     pub fn time_left(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline
+            .get()
+            .saturating_duration_since(Instant::now())
+    }
+
+    /// Moves the deadline out by `by`: time the host spent waiting for a
+    /// person, which the time limit does not count.
+    pub fn extend_deadline(&self, by: Duration) {
+        if !by.is_zero() {
+            self.deadline.set(self.deadline.get() + by);
+        }
     }
 
     /// Counts one capability call.

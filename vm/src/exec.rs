@@ -41,6 +41,13 @@ pub trait Host {
     type Error: Send + 'static;
 
     fn call(&self, call: HostCall<'_>) -> Result<Data, Self::Error>;
+
+    /// The time the last call spent waiting for something that must not
+    /// count against the time limit (a person's approval); the deadline
+    /// moves out by that much. Asked once after every call.
+    fn take_paused(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 /// Why an execution failed.
@@ -79,6 +86,10 @@ impl<H: Host> DynHost for HostAdapter<'_, H> {
         self.0
             .call(HostCall { name, args })
             .map_err(|e| Box::new(e) as Box<dyn Any + Send>)
+    }
+
+    fn take_paused(&self) -> std::time::Duration {
+        self.0.take_paused()
     }
 }
 

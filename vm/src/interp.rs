@@ -81,6 +81,9 @@ pub trait DynHost {
         name: &str,
         args: Vec<(String, Data)>,
     ) -> std::result::Result<Data, Box<dyn Any + Send>>;
+
+    /// See [`crate::Host::take_paused`].
+    fn take_paused(&self) -> std::time::Duration;
 }
 
 struct Frame<'h> {
@@ -590,7 +593,9 @@ impl<'h> Thread<'h> {
         if arg_bytes > limits.max_value_bytes {
             return Err(Error::limit(LimitKind::ValueBytes));
         }
-        let result = self.host.call(name, args).map_err(Error::host)?;
+        let result = self.host.call(name, args);
+        self.budget.extend_deadline(self.host.take_paused());
+        let result = result.map_err(Error::host)?;
         let bytes = match result.measure(limits.max_value_depth, limits.max_value_bytes) {
             Ok(bytes) => bytes,
             Err(Oversize::Depth) => return Err(Error::limit(LimitKind::ValueDepth)),

@@ -2,12 +2,16 @@
 //! exercise every path of the contract (echo, arithmetic with overflow,
 //! optional arguments, large and deep results, public and private handler
 //! failures, a panic, invalid outputs, a cancellable sleep, a denial, a
-//! policy failure and a capability disabled by ID). Its [`policy`] denies
+//! policy failure, a destructive delete for approvals and a capability
+//! disabled by ID). Every capability but `conformance.delete` is read-only
+//! and not destructive; `conformance.delete` is destructive (it deletes
+//! nothing: it answers `{deleted: key}`). Its [`policy`] denies
 //! `conformance.denied`, fails for `conformance.policy_error` and allows
 //! the rest.
 
 use codemode_catalog::{
-    AuthorizationRequest, Capability, Decision, HandlerError, NoInput, Policy, PolicyError, Rule,
+    Annotations, AuthorizationRequest, Capability, Decision, HandlerError, NoInput, Policy,
+    PolicyError, Rule,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -203,10 +207,27 @@ async fn ok(_: NoInput) -> Result<OkOutput, HandlerError> {
     Ok(OkOutput { ok: true })
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct DeleteInput {
+    key: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct DeleteOutput {
+    deleted: String,
+}
+
+async fn delete(input: DeleteInput) -> Result<DeleteOutput, HandlerError> {
+    Ok(DeleteOutput { deleted: input.key })
+}
+
+/// The ID of the destructive capability.
+pub const DELETE_ID: &str = "conformance.delete";
+
 /// The capabilities of the `conformance` catalog (including the one that
 /// [`disabled`] lists).
 pub fn capabilities() -> Vec<Capability> {
-    vec![
+    let reading = vec![
         Capability::new("conformance.echo", echo)
             .summary("Echo a string value back unchanged.")
             .description("Returns {value} with the given string, for round-trip checks."),
@@ -266,7 +287,27 @@ pub fn capabilities() -> Vec<Capability> {
             .id(HIDDEN_ID)
             .summary("A hidden capability, disabled by ID.")
             .description("Registered, then disabled: absent from search, describe and execute."),
-    ]
+    ];
+    let mut all: Vec<Capability> = reading
+        .into_iter()
+        .map(|c| c.annotations(Annotations::read_only_closed()))
+        .collect();
+    all.push(
+        Capability::new("conformance.delete", delete)
+            .id(DELETE_ID)
+            .summary("Delete an entry by key (a destructive capability for approval tests).")
+            .description(
+                "Annotated destructive, so an approval policy asks a person before it runs;                  deletes nothing and returns {deleted: key}.",
+            )
+            .search_terms(["remove entry", "approval"])
+            .annotations(Annotations {
+                read_only: false,
+                destructive: true,
+                idempotent: true,
+                open_world: false,
+            }),
+    );
+    all
 }
 
 /// The IDs this catalog disables.

@@ -4,7 +4,7 @@
 //! It is defined through the same public API a host uses, and doubles as an
 //! example of typed capabilities with input rules.
 
-use codemode_catalog::{Capability, HandlerError, NoInput, Rule};
+use codemode_catalog::{Annotations, Capability, HandlerError, NoInput, Rule};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -124,9 +124,10 @@ async fn quote(input: QuoteInput) -> Result<QuoteOutput, HandlerError> {
     Ok(QuoteOutput { price_cents })
 }
 
-/// The capabilities of the `demo` catalog.
+/// The capabilities of the `demo` catalog: every one reads the built-in
+/// data only (read-only, not destructive, idempotent, closed-world).
 pub fn capabilities() -> Vec<Capability> {
-    vec![
+    let all = vec![
         Capability::new("records.lookup", lookup)
             .id("records.entry.lookup")
             .summary("Look up one record by key.")
@@ -157,6 +158,10 @@ pub fn capabilities() -> Vec<Capability> {
                 "Prices a parcel of 1 to 5000 grams: 500 cents up to 1000 grams, else 900 cents.",
             )
             .search_terms(["shipping price", "parcel cost", "postage"])
-            .rule("weight_grams", Rule::range(1, 5000)),
-    ]
+            .rule("weight_grams", Rule::range(1, 5000))
+            .output_rule("price_cents", [Rule::Minimum(1.into())]),
+    ];
+    all.into_iter()
+        .map(|c| c.annotations(Annotations::read_only_closed()))
+        .collect()
 }

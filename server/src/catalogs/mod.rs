@@ -126,7 +126,8 @@ fn read_manifest(path: &Path) -> Result<Manifest, LoadError> {
 }
 
 /// A policy that allows a call only when every one of `policies` allows
-/// it (a failure of any is a failure).
+/// it, asks when none denies and one asks (a failure of any is a
+/// failure).
 pub fn all_of(policies: Vec<Arc<dyn Policy>>) -> Arc<dyn Policy> {
     Arc::new(AllPolicies(policies))
 }
@@ -138,9 +139,7 @@ impl Policy for AllPolicies {
     fn authorize(&self, request: &AuthorizationRequest<'_>) -> Result<Decision, PolicyError> {
         let mut decision = Decision::Allow;
         for policy in &self.0 {
-            if policy.authorize(request)? == Decision::Deny {
-                decision = Decision::Deny;
-            }
+            decision = decision.and(policy.authorize(request)?);
         }
         Ok(decision)
     }

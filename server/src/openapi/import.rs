@@ -24,7 +24,7 @@ use crate::upstream::import::{cut, first_sentence, MAX_DESCRIPTION_BYTES, MAX_SU
 use crate::upstream::naming;
 use codemode_catalog::names::{CapabilityId, CapabilityName};
 use codemode_catalog::schema::{fields_from_schema_in, SchemaSource};
-use codemode_catalog::Capability;
+use codemode_catalog::{Annotations, Capability};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -232,6 +232,7 @@ fn capability(
         .summary(summary)
         .description(description)
         .search_terms(terms)
+        .annotations(Annotations::for_http_method(method.as_str()))
         .json_handler(move |arguments| {
             let (call, source) = (call.clone(), source.clone());
             async move { call.run(&source, arguments).await }
@@ -411,6 +412,20 @@ paths:
                 "openapi.pets.pets.delete",
             ]
         );
+    }
+
+    #[test]
+    fn operations_are_annotated_by_their_method() {
+        let (catalog, _) = catalog();
+        let flags = |name: &str| {
+            let a = catalog.get(name).expect("present").annotations();
+            (a.read_only, a.destructive, a.idempotent, a.open_world)
+        };
+        // GET: read-only; POST: the guide's defaults; DELETE: destructive.
+        assert_eq!(flags("pets.list_pets"), (true, false, true, true));
+        assert_eq!(flags("pets.get_pets_pet_id"), (true, false, true, true));
+        assert_eq!(flags("pets.pets.create"), (false, true, false, true));
+        assert_eq!(flags("pets.pets.delete_2"), (false, true, true, true));
     }
 
     #[test]

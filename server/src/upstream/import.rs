@@ -25,7 +25,7 @@ use super::client::Link;
 use super::naming;
 use codemode_catalog::schema::{fields_from_schema, SchemaSource};
 use codemode_catalog::shape::FieldShape;
-use codemode_catalog::{conform_output, Capability, Catalog, Data, HandlerError};
+use codemode_catalog::{conform_output, Annotations, Capability, Catalog, Data, HandlerError};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -137,6 +137,7 @@ fn capability(
     .summary(summary(tool, server))
     .description(description)
     .search_terms(terms)
+    .annotations(annotations(tool))
     .json_handler(move |mut arguments| {
         let (link, output, tool_name) = (link.clone(), output.clone(), tool_name.clone());
         original_names(&mut arguments, &renamed);
@@ -198,6 +199,20 @@ pub(crate) fn original_names(arguments: &mut serde_json::Value, renamed: &[(Stri
         if let Some(v) = map.remove(new) {
             map.insert(old.clone(), v);
         }
+    }
+}
+
+/// The capability's annotations from the tool's hints; a hint the tool
+/// leaves out (or no annotations at all) keeps the guide's default.
+fn annotations(tool: &Tool) -> Annotations {
+    match &tool.annotations {
+        Some(a) => Annotations::from_hints(
+            a.read_only_hint,
+            a.destructive_hint,
+            a.idempotent_hint,
+            a.open_world_hint,
+        ),
+        None => Annotations::default(),
     }
 }
 
@@ -324,6 +339,27 @@ mod tests {
             unreachable!()
         };
         Tool::new(name.to_string(), description.to_string(), Arc::new(schema))
+    }
+
+    #[test]
+    fn annotations_come_from_the_tool_hints() {
+        use rmcp::model::ToolAnnotations;
+        assert_eq!(annotations(&tool("a", "")), Annotations::default());
+        let hinted = tool("a", "").annotate(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .open_world(false),
+        );
+        assert_eq!(
+            annotations(&hinted),
+            Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: false,
+                open_world: false
+            }
+        );
     }
 
     #[test]
