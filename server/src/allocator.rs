@@ -17,7 +17,7 @@
 //! except where they are asked for (`PR_THP_DISABLE_EXCEPT_ADVISED`,
 //! Linux 6.18; older kernels turn them off entirely, and then every block
 //! has 4 KiB pages), and [`Allocator`] asks for them on blocks of at least
-//! [`LARGE`] bytes only,
+//! [`LARGE`] bytes (about 2 MiB) only,
 //! each in its own mapping that is unmapped when the block is freed. Such
 //! a block is filled from one end (an arena chunk from its top, a vector
 //! from its start), so at most one partly used 2 MiB page of each is
@@ -28,8 +28,10 @@
 use mimalloc::MiMalloc;
 use std::alloc::{GlobalAlloc, Layout};
 
-/// The smallest block that gets its own mapping.
-pub const LARGE: usize = 4 << 20;
+/// The smallest block that gets its own mapping: 2 MiB less a page, so
+/// that an arena chunk of 2 MiB (which asks for a whole number of pages
+/// less the few bytes a general allocator keeps per block) is one.
+pub const LARGE: usize = (2 << 20) - 4096;
 
 /// The size of a transparent huge page (x86-64, and arm64 with 4 KiB
 /// base pages); mappings are whole multiples of it, which the kernel
@@ -249,7 +251,7 @@ mod tests {
     #[test]
     fn blocks_of_both_kinds_keep_their_contents_through_realloc() {
         let a = Allocator;
-        let sizes = [64, LARGE - 8, LARGE, LARGE + 1, 3 * LARGE + 12345, 100];
+        let sizes = [64, LARGE - 8, LARGE, LARGE + 1, 3 * LARGE + 12345, 5 * LARGE, 100];
         unsafe {
             let mut layout = Layout::from_size_align(16, 8).unwrap();
             let mut p = a.alloc(layout);
@@ -289,7 +291,8 @@ mod tests {
         assert!(!is_large(Layout::from_size_align(LARGE - 1, 8).unwrap()));
         assert!(is_large(Layout::from_size_align(LARGE, 8).unwrap()));
         assert!(!is_large(Layout::from_size_align(LARGE, 8192).unwrap()));
-        assert_eq!(mapped_len(LARGE + 1), LARGE + HUGE_PAGE);
-        assert_eq!(mapped_len(LARGE), LARGE);
+        assert_eq!(mapped_len(LARGE), HUGE_PAGE);
+        assert_eq!(mapped_len(HUGE_PAGE), HUGE_PAGE);
+        assert_eq!(mapped_len(HUGE_PAGE + 1), 2 * HUGE_PAGE);
     }
 }
