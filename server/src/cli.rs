@@ -12,6 +12,7 @@
 use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
 use crate::http::{self, HttpOptions};
+use crate::imported;
 use crate::mcp;
 use crate::telemetry::Metrics;
 use crate::upstream::{self, Upstreams};
@@ -126,8 +127,14 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
     };
     let config = file.limits.overridden_by(&common.limits).to_config();
     let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
-    if let Some(policy) = &file.policy {
-        let rego: Arc<dyn Policy> = Arc::new(policy.load()?);
+    if let Some(rego) = file
+        .policy
+        .as_ref()
+        .map(|p| p.load())
+        .transpose()?
+        .flatten()
+    {
+        let rego: Arc<dyn Policy> = Arc::new(rego);
         parts.policy = catalogs::all_of(vec![parts.policy, rego]);
     }
     Ok((parts, config, file))
@@ -167,7 +174,9 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Serve {
             http: Some(addr), ..
         } => {
-            let mut options = match HttpOptions::from_config(&file.http) {
+            let checked = imported::require_policy(&file, &common.upstreams)
+                .and_then(|()| HttpOptions::from_config(&file.http));
+            let mut options = match checked {
                 Ok(o) => o,
                 Err(e) => return usage_error(&e),
             };

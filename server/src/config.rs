@@ -23,7 +23,7 @@
 //! sha256 = "<hex SHA-256 digest of alice's bearer token>"
 //!
 //! [policy]
-//! file = "policy.rego"
+//! file = "policy.rego"          # or: allow_all = true
 //! rule = "data.codemode.allow"
 //!
 //! [telemetry]
@@ -69,15 +69,19 @@ pub struct FileConfig {
     pub upstream: Vec<crate::upstream::UpstreamConfig>,
 }
 
-/// A Rego authorization policy for the whole server: a call is allowed only
-/// when the catalogs' own policies and this rule allow it.
+/// The policy for the whole server: a Rego module (a call is allowed only
+/// when the catalogs' own policies and its rule allow it), or the explicit
+/// `allow_all = true` that adds no check.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
     /// The `.rego` module (relative: to the config file's directory).
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
     /// The rule that decides (default `data.codemode.allow`).
     pub rule: Option<String>,
+    /// Every subject may call every enabled capability (no Rego module).
+    #[serde(default)]
+    pub allow_all: bool,
 }
 
 /// Telemetry settings.
@@ -95,7 +99,7 @@ pub struct TelemetryConfig {
 pub struct HttpConfig {
     /// Allowed `Host` values (default: loopback names only).
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` values (default: none checked but loopback hosts).
+    /// Allowed `Origin` values (default: loopback origins only).
     #[serde(default)]
     pub allowed_origins: Vec<String>,
     /// Bearer tokens and the subjects they authenticate.
@@ -189,8 +193,8 @@ impl FileConfig {
                 p.to_path_buf()
             }
         };
-        if let Some(policy) = &mut config.policy {
-            policy.file = beside(&policy.file);
+        if let Some(file) = config.policy.as_mut().and_then(|p| p.file.as_mut()) {
+            *file = beside(file);
         }
         for source in config.catalogs.iter_mut().flatten() {
             if !crate::catalogs::BUILTIN.contains(&source.as_str()) {
@@ -209,10 +213,24 @@ impl FileConfig {
 }
 
 impl PolicyConfig {
-    /// Reads, parses and checks the policy; the error names the file.
-    pub fn load(&self) -> Result<RegoPolicy, String> {
-        let shown = self.file.display();
-        let source = std::fs::read_to_string(&self.file)
+    /// Reads, parses and checks the policy (`None` for `allow_all`); the
+    /// error names the file, or the keys when the table is inconsistent.
+    pub fn load(&self) -> Result<Option<RegoPolicy>, String> {
+        let file = match (&self.file, self.allow_all) {
+            (Some(_), true) => {
+                return Err("[policy]: file and allow_all = true exclude each other".into())
+            }
+            (None, true) if self.rule.is_some() => {
+                return Err("[policy]: rule needs a file, not allow_all = true".into())
+            }
+            (None, true) => return Ok(None),
+            (None, false) => {
+                return Err("[policy]: set file (a Rego module) or allow_all = true".into())
+            }
+            (Some(file), false) => file,
+        };
+        let shown = file.display();
+        let source = std::fs::read_to_string(file)
             .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
         let mut builder = RegoPolicy::builder().module(shown.to_string(), source);
         if let Some(rule) = &self.rule {
@@ -220,6 +238,7 @@ impl PolicyConfig {
         }
         builder
             .build()
+            .map(Some)
             .map_err(|e| format!("invalid Rego policy {shown}: {}", e.0))
     }
 }
@@ -321,13 +340,13 @@ mod tests {
         std::fs::write(&path, text).expect("write");
         let c = FileConfig::read(&path).expect("valid");
         let policy = c.policy.expect("a policy");
-        assert_eq!(policy.file, dir.join("p/allow.rego"));
+        assert_eq!(policy.file, Some(dir.join("p/allow.rego")));
         assert_eq!(policy.rule.as_deref(), Some("data.x.allow"));
         assert!(c.telemetry.metrics);
         let absolute = format!("[policy]\nfile = {:?}\n", dir.join("abs.rego"));
         std::fs::write(&path, absolute).expect("write");
         let c = FileConfig::read(&path).expect("valid");
-        assert_eq!(c.policy.expect("a policy").file, dir.join("abs.rego"));
+        assert_eq!(c.policy.expect("a policy").file, Some(dir.join("abs.rego")));
         let text = "catalogs = [\"demo\", \"m/one.json\", \"/abs/two.json\"]\n\
             [[upstream]]\nname = \"up\"\ncommand = [\"srv\"]\ncwd = \"work\"\n";
         std::fs::write(&path, text).expect("write");
@@ -340,8 +359,17 @@ mod tests {
             Some(dir.join("work").as_path())
         );
         let _ = std::fs::remove_dir_all(&dir);
-        let e = FileConfig::from_toml("[policy]\nrule = \"data.x.allow\"\n").expect_err("no file");
-        assert!(e.to_string().contains("file"), "{e}");
+        let policy = |text: &str| FileConfig::from_toml(text).expect("valid").policy;
+        let no_file = policy("[policy]\nrule = \"data.x.allow\"\n").expect("a table");
+        let e = no_file.load().expect_err("no file");
+        assert_eq!(e, "[policy]: set file (a Rego module) or allow_all = true");
+        let both = policy("[policy]\nfile = \"p.rego\"\nallow_all = true\n").expect("a table");
+        let e = both.load().expect_err("both");
+        assert_eq!(e, "[policy]: file and allow_all = true exclude each other");
+        let ruled = policy("[policy]\nallow_all = true\nrule = \"data.x\"\n").expect("a table");
+        assert!(ruled.load().is_err());
+        let all = policy("[policy]\nallow_all = true\n").expect("a table");
+        assert!(all.load().expect("valid").is_none());
         let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");
         assert!(e.to_string().contains("metric"), "{e}");
         assert!(!FileConfig::default().telemetry.metrics);

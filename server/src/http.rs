@@ -2,9 +2,10 @@
 //!
 //! JSON responses, no session ID, no SSE keep-alive, 4 MiB request bodies
 //! (413 beyond), 405 for GET and DELETE, and `Host`/`Origin` allow-lists
-//! against DNS rebinding (loopback by default) — those are rmcp's; this
+//! against DNS rebinding (loopback names and loopback origins by default;
+//! a config with `allowed_hosts = []` is refused) — those are rmcp's; this
 //! module adds bearer authentication in front: tokens are kept as SHA-256
-//! digests and compared in constant time, a request without a valid token
+//! digests and compared in constant time (the scheme `Bearer` in any case), a request without a valid token
 //! gets 401 with `WWW-Authenticate: Bearer`, and the subject of the token
 //! travels in the request's extensions to the handler's resolver. Without
 //! tokens every request is the local subject, and [`serve_http`] refuses a
@@ -94,7 +95,8 @@ pub fn token_digest_hex(token: &str) -> String {
 pub struct HttpOptions {
     /// Allowed `Host` values; `None` keeps rmcp's loopback default.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` values; empty checks none.
+    /// Allowed `Origin` values; empty allows loopback origins only
+    /// ([`LOOPBACK_ORIGINS`]).
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; empty means no authentication.
     pub tokens: Vec<Token>,
@@ -105,12 +107,35 @@ pub struct HttpOptions {
 
 impl HttpOptions {
     /// The options of a config's `[http]` table.
+    /// Refuses `allowed_hosts = []` (it would turn the `Host` check off),
+    /// the example configuration's token and two subjects with one token.
     pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, String> {
-        let tokens = config
-            .tokens
-            .iter()
-            .map(|t| Token::from_hex_digest(&t.subject, &t.sha256))
-            .collect::<Result<_, _>>()?;
+        if config.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
+            return Err(
+                "[http] allowed_hosts = [] would allow every Host: list the names \
+                        clients use, or remove the key to allow loopback names only"
+                    .into(),
+            );
+        }
+        let mut tokens: Vec<Token> = Vec::with_capacity(config.tokens.len());
+        for t in &config.tokens {
+            if t.sha256.eq_ignore_ascii_case(EXAMPLE_TOKEN_DIGEST) {
+                return Err(format!(
+                    "token of {:?}: that is the digest of the documented example token \
+                     \"example-token\"; configure a secret token of your own",
+                    t.subject
+                ));
+            }
+            let token = Token::from_hex_digest(&t.subject, &t.sha256)?;
+            if let Some(other) = tokens.iter().find(|o| o.digest == token.digest) {
+                return Err(format!(
+                    "tokens of {:?} and {:?} have the same sha256: every token must be distinct",
+                    other.subject.id(),
+                    token.subject.id()
+                ));
+            }
+            tokens.push(token);
+        }
         Ok(HttpOptions {
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
@@ -120,6 +145,11 @@ impl HttpOptions {
     }
 }
 
+/// The SHA-256 digest of `example-token`, the token of the documentation's
+/// examples: refused in a configuration.
+pub const EXAMPLE_TOKEN_DIGEST: &str =
+    "4d1566a1d7df42a8517456d60ea06ed284e535cfe4c956aa6ee172dbcdf945f7";
+
 /// Constant-time equality of two digests.
 fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -127,7 +157,12 @@ fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
 
 /// The subject of a bearer token, checking every token in constant time.
 fn authenticate(tokens: &[Token], header: Option<&str>) -> Option<Subject> {
-    let presented = header?.strip_prefix("Bearer ")?.trim();
+    // `Authorization: <scheme> <token>`; the scheme is case-insensitive.
+    let (scheme, presented) = header?.trim_start().split_once([' ', '\t'])?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let presented = presented.trim();
     let mut digest = [0u8; 32];
     digest.copy_from_slice(&Sha256::digest(presented.as_bytes()));
     let mut found = None;
@@ -179,6 +214,17 @@ impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
 
 /// The `Host` values accepted when none are configured (rmcp's default).
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The `Origin` values accepted when none are configured: the loopback
+/// names on any port, over HTTP or HTTPS (rmcp's `:*` notation).
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
 
 /// A host name (without IPv6 brackets) and an optional port.
 fn authority_parts(authority: &Authority) -> (&str, Option<u16>) {
@@ -266,9 +312,11 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
     if let Some(hosts) = &options.allowed_hosts {
         config = config.with_allowed_hosts(hosts.clone());
     }
-    if !options.allowed_origins.is_empty() {
-        config = config.with_allowed_origins(options.allowed_origins.clone());
-    }
+    config = if options.allowed_origins.is_empty() {
+        config.with_allowed_origins(LOOPBACK_ORIGINS)
+    } else {
+        config.with_allowed_origins(options.allowed_origins.clone())
+    };
     let fallback = {
         let handler = handler.clone();
         StreamableHttpService::new(
@@ -344,6 +392,51 @@ mod tests {
         assert!(host_allowed(Some("anything"), &[]));
     }
 
+    fn http_config(text: &str) -> Result<HttpOptions, String> {
+        let file = crate::config::FileConfig::from_toml(text).expect("valid TOML");
+        HttpOptions::from_config(&file.http)
+    }
+
+    #[test]
+    fn configs_that_weaken_the_checks_are_refused() {
+        let e = http_config("[http]\nallowed_hosts = []\n")
+            .err()
+            .expect("refused");
+        assert!(e.contains("allowed_hosts = []"), "{e}");
+        let example = format!(
+            "[[http.tokens]]\nsubject = \"x\"\nsha256 = \"{}\"\n",
+            token_digest_hex("example-token")
+        );
+        let e = http_config(&example).err().expect("refused");
+        assert!(e.contains("example token"), "{e}");
+        let capitals = example.replace(
+            &token_digest_hex("example-token"),
+            &EXAMPLE_TOKEN_DIGEST.to_uppercase(),
+        );
+        let e = http_config(&capitals)
+            .err()
+            .expect("refused in capitals too");
+        assert!(e.contains("example token"), "{e}");
+        let digest = token_digest_hex("s3cret");
+        let twice = format!(
+            "[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\
+             [[http.tokens]]\nsubject = \"bob\"\nsha256 = \"{}\"\n",
+            digest.to_uppercase()
+        );
+        let e = http_config(&twice).err().expect("refused");
+        assert_eq!(
+            e,
+            "tokens of \"alice\" and \"bob\" have the same sha256: every token must be distinct"
+        );
+        let two = format!(
+            "[http]\nallowed_hosts = [\"mcp.example.com\"]\n[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\
+             [[http.tokens]]\nsubject = \"bob\"\nsha256 = \"{}\"\n",
+            token_digest_hex("other")
+        );
+        let options = http_config(&two).expect("valid");
+        assert_eq!(options.tokens.len(), 2);
+    }
+
     #[test]
     fn tokens_match_by_digest() {
         let digest = token_digest_hex("s3cret");
@@ -352,6 +445,14 @@ mod tests {
         assert_eq!(alice.id(), "alice");
         assert!(authenticate(&tokens, Some("Bearer s3cre")).is_none());
         assert!(authenticate(&tokens, Some("Basic s3cret")).is_none());
+        for scheme in ["bearer", "BEARER", "BeArEr"] {
+            let header = format!("{scheme} s3cret");
+            let found = authenticate(&tokens, Some(&header)).expect("any case");
+            assert_eq!(found.id(), "alice");
+        }
+        assert!(authenticate(&tokens, Some("Bearer\ts3cret")).is_some());
+        assert!(authenticate(&tokens, Some("Bearers3cret")).is_none());
+        assert!(authenticate(&tokens, Some("Bearer")).is_none());
         assert!(authenticate(&tokens, None).is_none());
         assert!(Token::from_hex_digest("alice", "abc").is_err());
         assert!(Token::from_hex_digest("", &digest).is_err());

@@ -14,6 +14,8 @@ pub mod cli;
 pub mod config;
 pub mod direct;
 pub mod http;
+pub mod imported;
+pub mod logging;
 pub mod mcp;
 pub mod telemetry;
 pub mod upstream;

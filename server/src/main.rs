@@ -1,7 +1,8 @@
 //! The `codemode` binary: `serve`, `run`, `search` and `describe` (see
 //! [`codemode_server::cli`]). Logs go to stderr only, filtered by
 //! `RUST_LOG` (default: warnings; rmcp never below info, since its debug
-//! and trace events carry whole requests and results); a panicking
+//! and trace events carry whole requests and results, whatever the
+//! directives say — see [`codemode_server::logging`]); a panicking
 //! handler is logged without its payload and never reaches stdout. The
 //! binary allocates with mimalloc: under concurrent requests the system
 //! allocator's locking and consolidation took a fifth of the server's CPU.
@@ -14,8 +15,6 @@
 use clap::Parser;
 use codemode_server::cli::{self, Cli};
 use std::process::ExitCode;
-use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::EnvFilter;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -23,19 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     disable_huge_pages();
     let cli = Cli::parse();
-    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    // rmcp logs whole requests (arguments, source) and results at debug and
-    // trace: never let it go below info.
-    if filter.max_level_hint() > Some(LevelFilter::INFO) {
-        if let Ok(cap) = "rmcp=info".parse() {
-            filter = filter.add_directive(cap);
-        }
-    }
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+    codemode_server::logging::init();
     // Panic payloads may hold host details; log only where it happened.
     std::panic::set_hook(Box::new(|info| {
         let at = info
