@@ -94,6 +94,9 @@ pub struct AuthorizationRequest<'a> {
     pub name: &'a CapabilityName,
     /// The canonical argument map (omitted optionals and `None` left out).
     pub arguments: &'a Data,
+    /// When the execution's time is up: a policy that evaluates something
+    /// (Rego) stops by then; `None` outside an execution.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// A policy's verdict.

@@ -365,11 +365,17 @@ impl Host for Bridge<'_> {
             capability_id: cap.id(),
             name: cap.name(),
             arguments: &arguments,
+            deadline: Some(self.deadline),
         };
         let policy = &self.inner.policy;
         match catch_unwind(AssertUnwindSafe(|| policy.authorize(&request))) {
             Ok(Ok(Decision::Allow)) => {}
             Ok(Ok(Decision::Deny)) => return Err(Error::PermissionDenied),
+            // A policy that ran out of the execution's time is the
+            // execution's limit, not the policy's failure.
+            Ok(Err(_)) if Instant::now() >= self.deadline => {
+                return Err(Error::ResourceLimitExceeded)
+            }
             Ok(Err(_)) | Err(_) => return Err(Error::PolicyFailure),
         }
         let handler = cap.handler().ok_or(Error::CapabilityFailed(None))?;
