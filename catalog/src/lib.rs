@@ -56,6 +56,7 @@
 //! });
 //! ```
 
+pub mod admission;
 pub mod auth;
 pub mod binding;
 pub mod capability;

@@ -1,8 +1,10 @@
 //! The CodeMode service: search, describe and execute for a subject.
 //!
 //! [`CodeMode`] holds an immutable [`Catalog`], a [`Policy`] and a
-//! [`Config`] (the VM's limits, the search limits and the number of
-//! executions that may run at once; more wait for a slot). The catalog can
+//! [`Config`] (the VM's limits, the search limits, and how many executions
+//! may run at once, in all and per subject, and wait for a slot, for how
+//! long: see [`crate::admission`]). A source beyond `max_source_bytes` is
+//! refused before it waits. The catalog can
 //! be replaced as a whole ([`CodeMode::replace_catalog`], when an upstream
 //! server's tools change): search and describe see the newest one, and an
 //! execution keeps the catalog it started with to its end. `execute` runs
@@ -17,6 +19,7 @@
 //! and checking and converting its output. Every failure leaves as one
 //! [`Error`] with a fixed text.
 
+use crate::admission::{Admission, Bounds};
 use crate::auth::{AuthorizationRequest, Decision, Policy, Subject};
 use crate::binding::bind;
 use crate::capability::CallFailure;
@@ -33,7 +36,6 @@ use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::{Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
 /// Every configurable bound of the service, with the reference's defaults.
@@ -45,6 +47,14 @@ pub struct Config {
     pub search: SearchLimits,
     /// Executions running at once (MaxConcurrentExecutions); more wait.
     pub max_concurrent_executions: usize,
+    /// Executions of one subject running at once; more wait.
+    pub max_executions_per_subject: usize,
+    /// Executions waiting for a slot at once; more are refused
+    /// (`resource limit exceeded`).
+    pub max_queued_executions: usize,
+    /// The longest an execution waits for a slot before it is refused
+    /// (`resource limit exceeded`).
+    pub max_queue_wait: Duration,
 }
 
 impl Default for Config {
@@ -53,6 +63,9 @@ impl Default for Config {
             limits: Limits::default(),
             search: SearchLimits::default(),
             max_concurrent_executions: 8,
+            max_executions_per_subject: 4,
+            max_queued_executions: 64,
+            max_queue_wait: Duration::from_secs(2),
         }
     }
 }
@@ -67,7 +80,7 @@ struct Inner {
     current: RwLock<Arc<Snapshot>>,
     policy: Arc<dyn Policy>,
     config: Config,
-    slots: Arc<Semaphore>,
+    admission: Admission,
 }
 
 /// One catalog and its capability tree (built once, shared by every
@@ -97,7 +110,12 @@ impl CodeMode {
     pub fn with_config(catalog: Catalog, policy: Arc<dyn Policy>, config: Config) -> CodeMode {
         CodeMode {
             inner: Arc::new(Inner {
-                slots: Arc::new(Semaphore::new(config.max_concurrent_executions.max(1))),
+                admission: Admission::new(Bounds {
+                    running: config.max_concurrent_executions,
+                    per_subject: config.max_executions_per_subject,
+                    waiting: config.max_queued_executions,
+                    wait: config.max_queue_wait,
+                }),
                 current: RwLock::new(Snapshot::new(catalog)),
                 policy,
                 config,
@@ -164,16 +182,13 @@ impl CodeMode {
         cancel: CancellationToken,
     ) -> Result<Data, Error> {
         authenticated(subject)?;
+        // Refused before it waits for a slot, holding its source.
+        if source.len() > self.inner.config.limits.max_source_bytes {
+            return Err(Error::ResourceLimitExceeded);
+        }
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
-        let permit = match self.inner.slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(TryAcquireError::Closed) => return Err(Error::Internal),
-            Err(TryAcquireError::NoPermits) => tokio::select! {
-                p = self.inner.slots.clone().acquire_owned() => p.map_err(|_| Error::Internal)?,
-                _ = token.cancelled() => return Err(Error::Canceled),
-            },
-        };
+        let permit = self.inner.admission.admit(subject.id(), &token).await?;
         // The VM watches a flag; the token raises it through a waker that
         // stays registered while the program runs: no task, no thread.
         let flag = Arc::new(AtomicBool::new(false));

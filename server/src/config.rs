@@ -154,6 +154,15 @@ pub struct LimitsConfig {
     /// MaxConcurrentExecutions: executions running at once.
     #[arg(long, value_name = "N")]
     pub max_concurrent_executions: Option<usize>,
+    /// Executions of one subject running at once.
+    #[arg(long, value_name = "N")]
+    pub max_executions_per_subject: Option<usize>,
+    /// Executions waiting for a slot at once; more are refused.
+    #[arg(long, value_name = "N")]
+    pub max_queued_executions: Option<usize>,
+    /// Milliseconds an execution may wait for a slot.
+    #[arg(long, value_name = "N")]
+    pub max_queue_wait_ms: Option<u64>,
 }
 
 /// Reading the configuration failed.
@@ -260,7 +269,10 @@ impl LimitsConfig {
             max_heap_bytes,
             max_search_query_bytes,
             max_search_results,
-            max_concurrent_executions
+            max_concurrent_executions,
+            max_executions_per_subject,
+            max_queued_executions,
+            max_queue_wait_ms
         )
     }
 
@@ -300,6 +312,15 @@ impl LimitsConfig {
         }
         if let Some(v) = self.max_concurrent_executions {
             c.max_concurrent_executions = v;
+        }
+        if let Some(v) = self.max_executions_per_subject {
+            c.max_executions_per_subject = v;
+        }
+        if let Some(v) = self.max_queued_executions {
+            c.max_queued_executions = v;
+        }
+        if let Some(v) = self.max_queue_wait_ms {
+            c.max_queue_wait = Duration::from_millis(v);
         }
         c
     }

@@ -179,6 +179,9 @@ pub async fn serve(State(direct): State<Arc<Direct>>, request: Request) -> Respo
         let request = Request::from_parts(parts, Body::from(bytes));
         return direct.fallback.handle(request).await.into_response();
     };
+    // The call owns what it needs: the body is not held while it waits
+    // for a slot or runs.
+    drop(bytes);
     let subject = parts
         .extensions
         .get::<Subject>()
