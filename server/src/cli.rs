@@ -11,6 +11,7 @@
 
 use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
+use crate::drain;
 use crate::http::{self, HttpOptions};
 use crate::imported;
 use crate::mcp;
@@ -183,7 +184,12 @@ pub fn main(cli: Cli) -> ExitCode {
             if file.telemetry.metrics {
                 options.metrics = Some(Metrics::new());
             }
-            return match runtime.block_on(http::serve_http(service, addr, &options)) {
+            let served = runtime.block_on(async {
+                drain::cancel_on_signal(options.drain.clone());
+                http::serve_http(service, addr, &options).await
+            });
+            // A drained server exits 0 once its upstream children are ended.
+            return match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("codemode: {e}");

@@ -105,6 +105,37 @@ pub struct HttpConfig {
     /// Bearer tokens and the subjects they authenticate.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// Milliseconds to receive a request's head.
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds to receive a request's body after its head.
+    pub body_read_timeout_ms: Option<u64>,
+    /// Milliseconds an idle keep-alive connection stays open.
+    pub keep_alive_timeout_ms: Option<u64>,
+    /// Connections open at once.
+    pub max_connections: Option<usize>,
+    /// Milliseconds `/readyz` answers 503 before a drain stops accepting.
+    pub drain_delay_ms: Option<u64>,
+}
+
+impl HttpConfig {
+    /// The listener's limits: the defaults with every set key applied.
+    pub fn connection_limits(&self) -> crate::http::connection::ConnectionLimits {
+        let mut limits = crate::http::connection::ConnectionLimits::default();
+        let ms = Duration::from_millis;
+        if let Some(v) = self.header_read_timeout_ms {
+            limits.header_read = ms(v);
+        }
+        if let Some(v) = self.body_read_timeout_ms {
+            limits.body_read = ms(v);
+        }
+        if let Some(v) = self.keep_alive_timeout_ms {
+            limits.keep_alive = ms(v);
+        }
+        if let Some(v) = self.max_connections {
+            limits.max_connections = v;
+        }
+        limits
+    }
 }
 
 /// One bearer token, stored as the hex SHA-256 digest of the token.
@@ -394,6 +425,27 @@ mod tests {
         let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");
         assert!(e.to_string().contains("metric"), "{e}");
         assert!(!FileConfig::default().telemetry.metrics);
+    }
+
+    #[test]
+    fn http_keys_set_the_connection_limits() {
+        let c = FileConfig::from_toml(
+            "[http]\nheader_read_timeout_ms = 1\nbody_read_timeout_ms = 2\n\
+             keep_alive_timeout_ms = 3\nmax_connections = 4\ndrain_delay_ms = 5\n",
+        )
+        .expect("valid");
+        let limits = c.http.connection_limits();
+        assert_eq!(limits.header_read, Duration::from_millis(1));
+        assert_eq!(limits.body_read, Duration::from_millis(2));
+        assert_eq!(limits.keep_alive, Duration::from_millis(3));
+        assert_eq!(limits.max_connections, 4);
+        assert_eq!(c.http.drain_delay_ms, Some(5));
+        let defaults = FileConfig::default().http.connection_limits();
+        assert_eq!(
+            defaults,
+            crate::http::connection::ConnectionLimits::default()
+        );
+        assert_eq!(defaults.header_read, Duration::from_secs(10));
     }
 
     #[test]

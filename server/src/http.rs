@@ -11,10 +11,20 @@
 //! tokens every request is the local subject, and [`serve_http`] refuses a
 //! non-loopback address.
 //!
+//! Every request body is read in whole within the body deadline before it
+//! goes on ([`connection`]); `GET /healthz` and `GET /readyz`
+//! ([`health`]) sit outside every check; [`serve_http`] serves on hyper
+//! with the connection timeouts, the connection cap and the graceful
+//! drain of [`listener`].
+//!
 //! With [`Metrics`] in the options, `GET /metrics` serves them in the
 //! Prometheus text format. It is behind the same two gates as `/mcp`: the
 //! `Host` allow-list (checked here as rmcp checks it, 403 otherwise) and,
 //! when tokens are configured, a valid bearer token (any subject's).
+
+pub mod connection;
+pub mod health;
+pub mod listener;
 
 use crate::config::HttpConfig;
 use crate::direct::{self, Direct};
@@ -28,12 +38,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
+use connection::ConnectionLimits;
+use listener::DrainOptions;
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::RoleServer;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The largest request body.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -103,6 +117,13 @@ pub struct HttpOptions {
     /// Metrics to record tool calls in and serve at `/metrics`; `None`
     /// serves no `/metrics`.
     pub metrics: Option<Metrics>,
+    /// Timeouts and the connection cap of the listener (the body deadline
+    /// applies in the router too).
+    pub limits: ConnectionLimits,
+    /// Cancelled to drain: `/readyz` turns 503 and the listener stops.
+    pub drain: CancellationToken,
+    /// How long `/readyz` answers 503 before the listener stops accepting.
+    pub drain_delay: Duration,
 }
 
 impl HttpOptions {
@@ -141,6 +162,9 @@ impl HttpOptions {
             allowed_origins: config.allowed_origins.clone(),
             tokens,
             metrics: None,
+            limits: config.connection_limits(),
+            drain: CancellationToken::new(),
+            drain_delay: Duration::from_millis(config.drain_delay_ms.unwrap_or(0)),
         })
     }
 }
@@ -341,12 +365,18 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));
     }
+    let router = router.layer(middleware::from_fn_with_state(
+        options.limits.body_read,
+        connection::bounded_body,
+    ));
     let tokens = Arc::new(options.tokens.clone());
-    router.layer(middleware::from_fn_with_state(tokens, auth))
+    router
+        .layer(middleware::from_fn_with_state(tokens, auth))
+        .merge(health::routes(options.drain.clone()))
 }
 
-/// Listens on `addr` and serves until the process ends. Refuses a
-/// non-loopback address without tokens.
+/// Listens on `addr` and serves until the drain (see [`listener`]) ends.
+/// Refuses a non-loopback address without tokens.
 pub async fn serve_http(
     service: CodeMode,
     addr: &str,
@@ -362,7 +392,16 @@ pub async fn serve_http(
         .into());
     }
     eprintln!("codemode: listening on http://{local}/mcp");
-    axum::serve(listener, router(service, options)).await?;
+    // In-flight requests may still wait for a slot and run to their limit.
+    let config = service.config();
+    let grace = config.max_queue_wait + config.limits.max_time + Duration::from_secs(1);
+    let drain = DrainOptions {
+        token: options.drain.clone(),
+        delay: options.drain_delay,
+        grace,
+    };
+    let app = router(service, options);
+    listener::serve(listener, app, options.limits, drain).await;
     Ok(())
 }
 

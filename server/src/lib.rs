@@ -13,6 +13,7 @@ pub mod catalogs;
 pub mod cli;
 pub mod config;
 pub mod direct;
+pub mod drain;
 pub mod http;
 pub mod imported;
 pub mod logging;
