@@ -322,6 +322,48 @@ fn sigterm_drains_in_flight_executions_and_exits_0() {
     }
 }
 
+/// The PIDs of the child processes of `pid` (every thread's).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[test]
+fn a_drain_ends_the_upstream_children() {
+    let fixture = env!("CARGO_BIN_EXE_codemode-upstream-fixture");
+    let upstream = format!("fx={fixture}");
+    let (mut child, addr) = start_binary(&["--upstream", &upstream]);
+    let ready = {
+        let mut s = connect(addr);
+        s.write_all(get("/readyz", true).as_bytes()).expect("write");
+        read_to_close(&mut s).0
+    };
+    assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
+    let upstreams = children(child.id());
+    assert_eq!(upstreams.len(), 1, "one upstream child: {upstreams:?}");
+    signal(&child, libc::SIGTERM);
+    assert_eq!(exit_within(&mut child, Duration::from_secs(5)), Some(0));
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z "))
+    };
+    let started = Instant::now();
+    while !gone(upstreams[0]) && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone(upstreams[0]), "the upstream child outlived the server");
+}
+
 #[test]
 fn readyz_turns_503_during_the_drain_delay() {
     let dir = std::env::temp_dir().join(format!("codemode-drain-{}", std::process::id()));
