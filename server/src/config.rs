@@ -105,6 +105,9 @@ pub struct HttpConfig {
     /// Bearer tokens and the subjects they authenticate.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// A TOML file of more `[[tokens]]` (`subject`, `sha256`), e.g. a
+    /// mounted secret; read with the configuration, relative to it.
+    pub tokens_file: Option<PathBuf>,
     /// Milliseconds to receive a request's head.
     pub header_read_timeout_ms: Option<u64>,
     /// Milliseconds to receive a request's body after its head.
@@ -196,6 +199,14 @@ pub struct LimitsConfig {
     pub max_queue_wait_ms: Option<u64>,
 }
 
+/// The file named by `[http] tokens_file`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    #[serde(default)]
+    tokens: Vec<TokenConfig>,
+}
+
 /// Reading the configuration failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -247,6 +258,17 @@ impl FileConfig {
             if let Some(cwd) = &mut upstream.cwd {
                 *cwd = beside(cwd);
             }
+        }
+        if let Some(file) = config.http.tokens_file.as_mut() {
+            *file = beside(file);
+            let shown = file.display().to_string();
+            let text = std::fs::read_to_string(&file).map_err(|error| ConfigError::Read {
+                path: shown.clone(),
+                error,
+            })?;
+            let more: TokensFile = toml::from_str(&text)
+                .map_err(|error| ConfigError::Parse { path: shown, error })?;
+            config.http.tokens.extend(more.tokens);
         }
         Ok(config)
     }
@@ -425,6 +447,29 @@ mod tests {
         let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");
         assert!(e.to_string().contains("metric"), "{e}");
         assert!(!FileConfig::default().telemetry.metrics);
+    }
+
+    #[test]
+    fn tokens_file_adds_tokens() {
+        let dir = std::env::temp_dir().join(format!("codemode-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("secret")).expect("temp dir");
+        let path = dir.join("c.toml");
+        let token = |s: &str| format!("subject = \"{s}\"\nsha256 = \"{}\"\n", "a".repeat(64));
+        let text = format!("[[http.tokens]]\n{}[http]\ntokens_file = \"secret/t.toml\"\n", token("alice"));
+        std::fs::write(&path, text).expect("write");
+        std::fs::write(dir.join("secret/t.toml"), format!("[[tokens]]\n{}", token("bob")))
+            .expect("write");
+        let c = FileConfig::read(&path).expect("valid");
+        let subjects: Vec<&str> = c.http.tokens.iter().map(|t| t.subject.as_str()).collect();
+        assert_eq!(subjects, ["alice", "bob"]);
+        assert_eq!(c.http.tokens_file, Some(dir.join("secret/t.toml")));
+        std::fs::write(dir.join("secret/t.toml"), "[[tokenz]]\n").expect("write");
+        let e = FileConfig::read(&path).expect_err("unknown key").to_string();
+        assert!(e.contains("secret/t.toml") && e.contains("tokenz"), "{e}");
+        std::fs::remove_file(dir.join("secret/t.toml")).expect("remove");
+        let e = FileConfig::read(&path).expect_err("missing").to_string();
+        assert!(e.starts_with("cannot read config") && e.contains("secret/t.toml"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
