@@ -266,8 +266,8 @@ impl FileConfig {
                 path: shown.clone(),
                 error,
             })?;
-            let more: TokensFile = toml::from_str(&text)
-                .map_err(|error| ConfigError::Parse { path: shown, error })?;
+            let more: TokensFile =
+                toml::from_str(&text).map_err(|error| ConfigError::Parse { path: shown, error })?;
             config.http.tokens.extend(more.tokens);
         }
         Ok(config)
@@ -455,20 +455,31 @@ mod tests {
         std::fs::create_dir_all(dir.join("secret")).expect("temp dir");
         let path = dir.join("c.toml");
         let token = |s: &str| format!("subject = \"{s}\"\nsha256 = \"{}\"\n", "a".repeat(64));
-        let text = format!("[[http.tokens]]\n{}[http]\ntokens_file = \"secret/t.toml\"\n", token("alice"));
+        let text = format!(
+            "[[http.tokens]]\n{}[http]\ntokens_file = \"secret/t.toml\"\n",
+            token("alice")
+        );
         std::fs::write(&path, text).expect("write");
-        std::fs::write(dir.join("secret/t.toml"), format!("[[tokens]]\n{}", token("bob")))
-            .expect("write");
+        std::fs::write(
+            dir.join("secret/t.toml"),
+            format!("[[tokens]]\n{}", token("bob")),
+        )
+        .expect("write");
         let c = FileConfig::read(&path).expect("valid");
         let subjects: Vec<&str> = c.http.tokens.iter().map(|t| t.subject.as_str()).collect();
         assert_eq!(subjects, ["alice", "bob"]);
         assert_eq!(c.http.tokens_file, Some(dir.join("secret/t.toml")));
         std::fs::write(dir.join("secret/t.toml"), "[[tokenz]]\n").expect("write");
-        let e = FileConfig::read(&path).expect_err("unknown key").to_string();
+        let e = FileConfig::read(&path)
+            .expect_err("unknown key")
+            .to_string();
         assert!(e.contains("secret/t.toml") && e.contains("tokenz"), "{e}");
         std::fs::remove_file(dir.join("secret/t.toml")).expect("remove");
         let e = FileConfig::read(&path).expect_err("missing").to_string();
-        assert!(e.starts_with("cannot read config") && e.contains("secret/t.toml"), "{e}");
+        assert!(
+            e.starts_with("cannot read config") && e.contains("secret/t.toml"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -10,7 +10,9 @@ use serde_yaml_ng::Value;
 use std::path::{Path, PathBuf};
 
 fn deploy(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy")
+        .join(path)
 }
 
 fn yaml(name: &str) -> Value {
@@ -25,10 +27,11 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
 }
 
 fn at<'a>(value: &'a Value, path: &[&str]) -> &'a Value {
-    path.iter().fold(value, |v, key| match key.parse::<usize>() {
-        Ok(i) => &v[i],
-        Err(_) => &v[*key],
-    })
+    path.iter()
+        .fold(value, |v, key| match key.parse::<usize>() {
+            Ok(i) => &v[i],
+            Err(_) => &v[*key],
+        })
 }
 
 /// The `--http` port and `--config` path of a `serve` command line.
@@ -79,7 +82,10 @@ fn the_containerfile_runs_the_binary_as_configured() {
     assert_eq!(config, Path::new("/etc/codemode/codemode.toml"));
     // Not root at run time.
     let user = line("USER");
-    assert!(!user.starts_with("0") && !user.starts_with("root"), "{user}");
+    assert!(
+        !user.starts_with("0") && !user.starts_with("root"),
+        "{user}"
+    );
 }
 
 #[test]
@@ -92,14 +98,23 @@ fn the_manifests_use_what_the_binary_has() {
     assert_eq!(ports.len(), 1);
     assert_eq!(text(&ports[0], &["name"]), "http");
     assert_eq!(ports[0]["containerPort"].as_u64(), Some(port.into()));
-    assert_eq!(text(container, &["livenessProbe", "httpGet", "path"]), HEALTHZ);
-    assert_eq!(text(container, &["readinessProbe", "httpGet", "path"]), READYZ);
+    assert_eq!(
+        text(container, &["livenessProbe", "httpGet", "path"]),
+        HEALTHZ
+    );
+    assert_eq!(
+        text(container, &["readinessProbe", "httpGet", "path"]),
+        READYZ
+    );
     for probe in ["livenessProbe", "readinessProbe"] {
         assert_eq!(text(container, &[probe, "httpGet", "port"]), "http");
     }
     let security = &container["securityContext"];
     assert_eq!(security["readOnlyRootFilesystem"].as_bool(), Some(true));
-    assert_eq!(spec["securityContext"]["runAsNonRoot"].as_bool(), Some(true));
+    assert_eq!(
+        spec["securityContext"]["runAsNonRoot"].as_bool(),
+        Some(true)
+    );
 
     // The ConfigMap's TOML is mounted where --config points, and every
     // key in it is one the binary knows.
@@ -110,7 +125,10 @@ fn the_manifests_use_what_the_binary_has() {
             .find(|m| m["name"].as_str() == Some(name))
             .unwrap_or_else(|| panic!("no mount {name}"))
     };
-    assert_eq!(Path::new(text(mount("config"), &["mountPath"])), config_path);
+    assert_eq!(
+        Path::new(text(mount("config"), &["mountPath"])),
+        config_path
+    );
     let key = text(mount("config"), &["subPath"]);
     let configmap = yaml("configmap.yaml");
     let volumes = spec["volumes"].as_sequence().expect("volumes");
@@ -136,13 +154,19 @@ fn the_manifests_use_what_the_binary_has() {
     let tokens_file = file.http.tokens_file.clone().expect("tokens_file");
     let tokens_dir = Path::new(text(mount("tokens"), &["mountPath"]));
     assert_eq!(tokens_file.parent(), Some(tokens_dir));
-    let tokens_key = tokens_file.file_name().and_then(|n| n.to_str()).expect("name");
+    let tokens_key = tokens_file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("name");
     let dir = std::env::temp_dir().join(format!("codemode-deploy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let local = toml.replace(tokens_file.to_str().expect("utf-8"), "tokens.toml");
     std::fs::write(dir.join("codemode.toml"), local).expect("write");
-    std::fs::write(dir.join("tokens.toml"), text(&secret, &["stringData", tokens_key]))
-        .expect("write");
+    std::fs::write(
+        dir.join("tokens.toml"),
+        text(&secret, &["stringData", tokens_key]),
+    )
+    .expect("write");
     let loaded = FileConfig::read(&dir.join("codemode.toml")).expect("loads with its secret");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(!loaded.http.tokens.is_empty());
@@ -150,32 +174,49 @@ fn the_manifests_use_what_the_binary_has() {
 
     // Sizes from the budgets.
     let config = file.limits.to_config();
-    let grace = at(spec, &["terminationGracePeriodSeconds"]).as_u64().expect("grace");
+    let grace = at(spec, &["terminationGracePeriodSeconds"])
+        .as_u64()
+        .expect("grace");
     let drain_ms = file.http.drain_delay_ms.unwrap_or(0);
     let needed = drain_ms as u128
         + config.max_queue_wait.as_millis()
         + config.limits.max_time.as_millis()
         + 1000;
-    assert!(u128::from(grace) * 1000 > needed, "{grace} s <= {needed} ms");
+    assert!(
+        u128::from(grace) * 1000 > needed,
+        "{grace} s <= {needed} ms"
+    );
     let limit = mebibytes(text(container, &["resources", "limits", "memory"]));
     let programs = config.max_concurrent_executions as u64 * config.limits.max_heap_bytes as u64;
-    assert!(limit >= programs + (64 << 20), "{limit} < {programs} + 64 MiB");
+    assert!(
+        limit >= programs + (64 << 20),
+        "{limit} < {programs} + 64 MiB"
+    );
 
     // The Service, the PDB and the HPA select and scale this Deployment.
     let labels = at(&deployment, &["spec", "selector", "matchLabels"]);
     let service = yaml("service.yaml");
     assert_eq!(&service["spec"]["selector"], labels);
-    assert_eq!(text(&service, &["spec", "ports", "0", "targetPort"]), "http");
+    assert_eq!(
+        text(&service, &["spec", "ports", "0", "targetPort"]),
+        "http"
+    );
     let pdb = yaml("poddisruptionbudget.yaml");
     assert_eq!(&pdb["spec"]["selector"]["matchLabels"], labels);
     let hpa = yaml("horizontalpodautoscaler.yaml");
     let name = text(&deployment, &["metadata", "name"]);
     assert_eq!(text(&hpa, &["spec", "scaleTargetRef", "name"]), name);
-    assert_eq!(text(&hpa, &["spec", "scaleTargetRef", "kind"]), "Deployment");
+    assert_eq!(
+        text(&hpa, &["spec", "scaleTargetRef", "kind"]),
+        "Deployment"
+    );
     let kustomization = yaml("kustomization.yaml");
     let resources = strings(&kustomization["resources"]);
     for resource in &resources {
-        assert!(deploy(&format!("kubernetes/{resource}")).exists(), "{resource}");
+        assert!(
+            deploy(&format!("kubernetes/{resource}")).exists(),
+            "{resource}"
+        );
     }
     assert_eq!(resources.len(), 6);
 }
