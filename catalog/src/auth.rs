@@ -99,6 +99,9 @@ pub struct AuthorizationRequest<'a> {
     pub annotations: Annotations,
     /// The canonical argument map (omitted optionals and `None` left out).
     pub arguments: &'a Data,
+    /// When the execution's time is up: a policy that evaluates something
+    /// (Rego) stops by then; `None` outside an execution.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// A policy's verdict.

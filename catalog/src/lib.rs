@@ -56,6 +56,7 @@
 //! });
 //! ```
 
+pub mod admission;
 pub mod annotations;
 pub mod approval;
 pub mod auth;

@@ -9,16 +9,28 @@
 //! the prepared engine, so evaluations never share state. The rule's value
 //! `true` allows; `false` or an undefined rule denies; the string `"ask"`
 //! asks a person ([`Decision::Ask`]); any other value or an evaluation
-//! error is a policy failure. Nothing of the policy (paths,
-//! rule names, messages) ever reaches a client.
+//! error is a policy failure. Each evaluation is bounded in time by
+//! regorus's cooperative timer: by the policy's own limit
+//! ([`DEFAULT_TIME_LIMIT`] unless set) and by the execution's deadline,
+//! whichever comes first; running out is an evaluation error. Nothing of
+//! the policy (paths, rule names, messages) ever reaches a client.
 
 use crate::annotations::Annotations;
 use crate::auth::{AuthorizationRequest, Decision, Policy, PolicyError};
 use crate::convert::data_to_json;
+use regorus::utils::limits::ExecutionTimerConfig;
 use serde_json::json;
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
 
 /// The rule evaluated when none is configured.
 pub const DEFAULT_RULE: &str = "data.codemode.allow";
+
+/// The longest one evaluation may take when no limit is configured.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
+
+/// Work units regorus does between two looks at the clock.
+const TIMER_CHECK_INTERVAL: u32 = 32;
 
 /// A Rego policy could not be loaded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -30,6 +42,7 @@ pub struct RegoError(pub String);
 pub struct RegoPolicy {
     engine: regorus::Engine,
     rule: String,
+    time_limit: Duration,
 }
 
 impl std::fmt::Debug for RegoPolicy {
@@ -46,6 +59,7 @@ pub struct RegoPolicyBuilder {
     modules: Vec<(String, String)>,
     data: Vec<serde_json::Value>,
     rule: Option<String>,
+    time_limit: Option<Duration>,
 }
 
 impl RegoPolicyBuilder {
@@ -85,8 +99,15 @@ impl RegoPolicyBuilder {
         self
     }
 
+    /// The longest one evaluation may take (default
+    /// [`DEFAULT_TIME_LIMIT`]); the execution's deadline may cut it shorter.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
     /// Parses the modules, loads the data and checks that the rule can be
-    /// evaluated.
+    /// evaluated (within the time limit).
     pub fn build(self) -> Result<RegoPolicy, RegoError> {
         let mut engine = regorus::Engine::new();
         if self.modules.is_empty() {
@@ -105,6 +126,7 @@ impl RegoPolicyBuilder {
         let policy = RegoPolicy {
             engine,
             rule: self.rule.unwrap_or_else(|| DEFAULT_RULE.to_string()),
+            time_limit: self.time_limit.unwrap_or(DEFAULT_TIME_LIMIT),
         };
         let probe = json!({
             "subject": {"id": "", "attributes": {}},
@@ -112,7 +134,7 @@ impl RegoPolicyBuilder {
             "arguments": {},
         });
         policy
-            .evaluate(probe)
+            .evaluate(probe, None)
             .map_err(|e| RegoError(format!("rule {}: {}", policy.rule, e.0)))?;
         Ok(policy)
     }
@@ -129,8 +151,30 @@ impl RegoPolicy {
         &self.rule
     }
 
-    fn evaluate(&self, input: serde_json::Value) -> Result<Decision, PolicyError> {
+    /// The time limit of one evaluation.
+    pub fn time_limit(&self) -> Duration {
+        self.time_limit
+    }
+
+    fn evaluate(
+        &self,
+        input: serde_json::Value,
+        deadline: Option<Instant>,
+    ) -> Result<Decision, PolicyError> {
+        let limit = match deadline {
+            Some(d) => self
+                .time_limit
+                .min(d.saturating_duration_since(Instant::now())),
+            None => self.time_limit,
+        };
+        if limit.is_zero() {
+            return Err(PolicyError("no time left to evaluate".into()));
+        }
         let mut engine = self.engine.clone();
+        engine.set_execution_timer_config(ExecutionTimerConfig {
+            limit,
+            check_interval: NonZeroU32::new(TIMER_CHECK_INTERVAL).unwrap_or(NonZeroU32::MIN),
+        });
         engine.set_input(regorus::Value::from(input));
         let value = engine
             .eval_rule(self.rule.clone())
@@ -160,6 +204,6 @@ impl Policy for RegoPolicy {
             },
             "arguments": data_to_json(request.arguments),
         });
-        self.evaluate(input)
+        self.evaluate(input, request.deadline)
     }
 }

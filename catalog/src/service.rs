@@ -1,8 +1,10 @@
 //! The CodeMode service: search, describe and execute for a subject.
 //!
 //! [`CodeMode`] holds an immutable [`Catalog`], a [`Policy`] and a
-//! [`Config`] (the VM's limits, the search limits and the number of
-//! executions that may run at once; more wait for a slot). The catalog can
+//! [`Config`] (the VM's limits, the search limits, and how many executions
+//! may run at once, in all and per subject, and wait for a slot, for how
+//! long: see [`crate::admission`]). A source beyond `max_source_bytes` is
+//! refused before it waits. The catalog can
 //! be replaced as a whole ([`CodeMode::replace_catalog`], when an upstream
 //! server's tools change): search and describe see the newest one, and an
 //! execution keeps the catalog it started with to its end. `execute` runs
@@ -23,6 +25,7 @@
 //! capability's ID, never with the arguments. [`CodeMode::call`] runs one
 //! capability without a program, through the same steps.
 
+use crate::admission::{Admission, Bounds};
 use crate::approval::{Approval, ApprovalRequest, Approver, RefuseAll};
 use crate::auth::{AuthorizationRequest, Decision, Policy, Subject};
 use crate::binding::bind;
@@ -44,7 +47,6 @@ use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::{Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
 /// Every configurable bound of the service, with the reference's defaults.
@@ -59,6 +61,14 @@ pub struct Config {
     /// How long a call whose policy answered *ask* waits for a person
     /// before it is refused (not counted against the time limit).
     pub approval_timeout: Duration,
+    /// Executions of one subject running at once; more wait.
+    pub max_executions_per_subject: usize,
+    /// Executions waiting for a slot at once; more are refused
+    /// (`resource limit exceeded`).
+    pub max_queued_executions: usize,
+    /// The longest an execution waits for a slot before it is refused
+    /// (`resource limit exceeded`).
+    pub max_queue_wait: Duration,
 }
 
 impl Default for Config {
@@ -68,6 +78,9 @@ impl Default for Config {
             search: SearchLimits::default(),
             max_concurrent_executions: 8,
             approval_timeout: Duration::from_secs(120),
+            max_executions_per_subject: 4,
+            max_queued_executions: 64,
+            max_queue_wait: Duration::from_secs(2),
         }
     }
 }
@@ -83,7 +96,7 @@ struct Inner {
     current: RwLock<Arc<Snapshot>>,
     policy: Arc<dyn Policy>,
     config: Config,
-    slots: Arc<Semaphore>,
+    admission: Admission,
 }
 
 /// One catalog and its capability tree (built once, shared by every
@@ -113,7 +126,12 @@ impl CodeMode {
     pub fn with_config(catalog: Catalog, policy: Arc<dyn Policy>, config: Config) -> CodeMode {
         CodeMode {
             inner: Arc::new(Inner {
-                slots: Arc::new(Semaphore::new(config.max_concurrent_executions.max(1))),
+                admission: Admission::new(Bounds {
+                    running: config.max_concurrent_executions,
+                    per_subject: config.max_executions_per_subject,
+                    waiting: config.max_queued_executions,
+                    wait: config.max_queue_wait,
+                }),
                 current: RwLock::new(Snapshot::new(catalog)),
                 policy,
                 config,
@@ -207,16 +225,13 @@ impl CodeMode {
         approver: Arc<dyn Approver>,
     ) -> Result<Data, Error> {
         authenticated(subject)?;
+        // Refused before it waits for a slot, holding its source.
+        if source.len() > self.inner.config.limits.max_source_bytes {
+            return Err(Error::ResourceLimitExceeded);
+        }
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
-        let permit = match self.inner.slots.clone().try_acquire_owned() {
-            Ok(p) => p,
-            Err(TryAcquireError::Closed) => return Err(Error::Internal),
-            Err(TryAcquireError::NoPermits) => tokio::select! {
-                p = self.inner.slots.clone().acquire_owned() => p.map_err(|_| Error::Internal)?,
-                _ = token.cancelled() => return Err(Error::Canceled),
-            },
-        };
+        let permit = self.inner.admission.admit(subject.id(), &token).await?;
         // The VM watches a flag; the token raises it through a waker that
         // stays registered while the program runs: no task, no thread.
         let flag = Arc::new(AtomicBool::new(false));
@@ -443,7 +458,7 @@ impl CodeMode {
         };
         let mut deadline = Instant::now() + self.inner.config.limits.max_time;
         let arguments = bind(cap.input(), args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
-        let decision = authorize(&self.inner, &session, &cap, &arguments)?;
+        let decision = authorize(&self.inner, &session, &cap, &arguments, Some(deadline))?;
         if decision == Decision::Ask {
             let asked = Instant::now();
             ask(&self.inner, &session, &cap, &arguments).await?;
@@ -467,6 +482,7 @@ fn authorize(
     session: &Session<'_>,
     cap: &CapabilityRef<'_>,
     arguments: &Data,
+    deadline: Option<Instant>,
 ) -> Result<Decision, Error> {
     if session.token.is_cancelled() {
         return Err(Error::Canceled);
@@ -477,11 +493,17 @@ fn authorize(
         name: cap.name(),
         annotations: cap.annotations(),
         arguments,
+        deadline,
     };
     let policy = &inner.policy;
     match catch_unwind(AssertUnwindSafe(|| policy.authorize(&request))) {
         Ok(Ok(Decision::Deny)) => Err(Error::PermissionDenied),
         Ok(Ok(decision)) => Ok(decision),
+        // A policy that ran out of the execution's time is the execution's
+        // limit, not the policy's failure.
+        Ok(Err(_)) if deadline.is_some_and(|d| Instant::now() >= d) => {
+            Err(Error::ResourceLimitExceeded)
+        }
         Ok(Err(e)) => {
             tracing::warn!(capability = %cap.id().as_str(), error = %e.0, "authorization policy failed");
             Err(Error::PolicyFailure)
@@ -646,7 +668,8 @@ impl Host for Bridge<'_> {
         let cap = self.catalog.get(call.name).ok_or(Error::Internal)?;
         let arguments =
             bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
-        if authorize(self.inner, session, &cap, &arguments)? == Decision::Ask {
+        let deadline = self.deadline.get();
+        if authorize(self.inner, session, &cap, &arguments, Some(deadline))? == Decision::Ask {
             let asked = Instant::now();
             let answer = self.block_on(ask(self.inner, session, &cap, &arguments));
             let waited = asked.elapsed();

@@ -231,6 +231,7 @@ allow if input.capability.annotations.read_only
             name: &name,
             annotations,
             arguments: &arguments,
+            deadline: None,
         })
     };
     assert_eq!(decide(Annotations::default()), Ok(Decision::Ask));

@@ -46,6 +46,7 @@ fn decide(p: &RegoPolicy, subject: &Subject, id: &str, args: Data) -> Result<Dec
         name: &name,
         annotations: Default::default(),
         arguments: &args,
+        deadline: None,
     })
     .map_err(|e| e.to_string())
 }
@@ -166,4 +167,88 @@ async fn the_service_authorizes_with_rego() {
         Err("permission denied".into())
     );
     assert_eq!(run("bob", "a").await, Err("permission denied".into()));
+}
+
+/// A policy that loops for any real capability (the build's probe, with an
+/// empty capability name, is decided at once).
+const LOOPING: &str = r#"
+package codemode
+
+import rego.v1
+
+default allow := false
+
+allow if {
+    input.capability.name != ""
+    every i in numbers.range(1, 100000) {
+        every j in numbers.range(1, 100000) {
+            i + j > 0
+        }
+    }
+}
+"#;
+
+#[test]
+fn a_looping_policy_stops_at_its_time_limit() {
+    let p = RegoPolicy::builder()
+        .module("loop.rego", LOOPING)
+        .time_limit(std::time::Duration::from_millis(200))
+        .build()
+        .unwrap();
+    assert_eq!(p.time_limit(), std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let e =
+        decide(&p, &Subject::new("alice"), "records.entry.lookup", key("a")).expect_err("stopped");
+    assert!(e.contains("time limit"), "{e}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let default = RegoPolicy::builder().module("loop.rego", LOOPING).build();
+    assert_eq!(
+        default.unwrap().time_limit(),
+        codemode_catalog::rego::DEFAULT_TIME_LIMIT
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_policy_stops_at_the_execution_deadline() {
+    use std::time::{Duration, Instant};
+    let catalog = Catalog::builder()
+        .capability(
+            Capability::new("records.lookup", |_: In| async {
+                Ok::<_, HandlerError>(Out { ok: true })
+            })
+            .id("records.entry.lookup")
+            .summary("Look up one record by key."),
+        )
+        .build()
+        .unwrap();
+    // The policy's own limit is far away: the execution's 300 ms end it.
+    let policy = RegoPolicy::builder()
+        .module("loop.rego", LOOPING)
+        .time_limit(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let mut config = codemode_catalog::Config::default();
+    config.limits.max_time = Duration::from_millis(300);
+    let cm = CodeMode::with_config(catalog, std::sync::Arc::new(policy), config);
+    let started = Instant::now();
+    let outcome = cm
+        .execute(
+            &Subject::new("alice"),
+            "def main():\n    return records.lookup(key=\"a\", limit=None)\n",
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        outcome.map_err(|e| e.to_string()),
+        Err("resource limit exceeded".into())
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
 }

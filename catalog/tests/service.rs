@@ -563,6 +563,110 @@ async fn executions_beyond_the_limit_wait_for_a_slot() {
     );
 }
 
+/// Runs `body` as `who` on a task of its own.
+fn spawn_as(
+    cm: &CodeMode,
+    who: &'static str,
+    body: &str,
+) -> tokio::task::JoinHandle<Result<String, String>> {
+    let (cm, source) = (cm.clone(), format!("def main():\n    return {body}\n"));
+    tokio::spawn(async move {
+        cm.execute(&Subject::new(who), &source, CancellationToken::new())
+            .await
+            .map(|d| d.to_json_string())
+            .map_err(|e| e.to_string())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn waiting_for_a_slot_is_bounded() {
+    let config = Config {
+        max_concurrent_executions: 1,
+        max_queued_executions: 1,
+        max_queue_wait: Duration::from_millis(200),
+        ..Config::default()
+    };
+    let cm = service_with(config);
+    let sleeper = spawn_as(&cm, "a", "conformance.sleep(ms=1500)");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Too long a source is refused at once, not after waiting.
+    let start = Instant::now();
+    let long = format!("def main():\n    return 1\n#{}\n", "x".repeat(70_000));
+    let refused = cm
+        .execute(&Subject::new("b"), &long, CancellationToken::new())
+        .await;
+    assert_eq!(
+        refused.map_err(|e| e.to_string()),
+        Err("resource limit exceeded".into())
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        start.elapsed()
+    );
+    // One waits, up to its bound; a second finds the queue full at once.
+    let start = Instant::now();
+    let waiter = spawn_as(&cm, "b", "1");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let full = run(&cm, "1").await;
+    assert_eq!(full, Err("resource limit exceeded".into()));
+    assert!(
+        start.elapsed() < Duration::from_millis(150),
+        "{:?}",
+        start.elapsed()
+    );
+    let waited = waiter.await.expect("joined");
+    assert_eq!(waited, Err("resource limit exceeded".into()));
+    assert!(
+        start.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        sleeper.await.expect("joined"),
+        Ok(r#"{"slept":1500}"#.into())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_subject_cannot_take_every_slot() {
+    let config = Config {
+        max_concurrent_executions: 4,
+        max_executions_per_subject: 2,
+        max_queue_wait: Duration::from_millis(100),
+        ..Config::default()
+    };
+    let cm = service_with(config);
+    let sleepers: Vec<_> = (0..2)
+        .map(|_| spawn_as(&cm, "greedy", "conformance.sleep(ms=1000)"))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Its third waits for its own slots and gives up; others run at once.
+    let third = spawn_as(&cm, "greedy", "1");
+    let start = Instant::now();
+    assert_eq!(
+        spawn_as(&cm, "other", "2").await.expect("joined"),
+        Ok("2".into())
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        third.await.expect("joined"),
+        Err("resource limit exceeded".into())
+    );
+    for s in sleepers {
+        assert_eq!(s.await.expect("joined"), Ok(r#"{"slept":1000}"#.into()));
+    }
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_current_thread_runtime_serves_handlers_too() {
     let cm = service();

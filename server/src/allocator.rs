@@ -251,7 +251,15 @@ mod tests {
     #[test]
     fn blocks_of_both_kinds_keep_their_contents_through_realloc() {
         let a = Allocator;
-        let sizes = [64, LARGE - 8, LARGE, LARGE + 1, 3 * LARGE + 12345, 5 * LARGE, 100];
+        let sizes = [
+            64,
+            LARGE - 8,
+            LARGE,
+            LARGE + 1,
+            3 * LARGE + 12345,
+            5 * LARGE,
+            100,
+        ];
         unsafe {
             let mut layout = Layout::from_size_align(16, 8).unwrap();
             let mut p = a.alloc(layout);

@@ -136,6 +136,7 @@ mod tests {
                 name: &name,
                 annotations,
                 arguments: &arguments,
+                deadline: None,
             })
         };
         assert_eq!(decide("a.b", Annotations::default()), Ok(Decision::Ask));

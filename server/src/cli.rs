@@ -12,7 +12,9 @@
 
 use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
+use crate::drain;
 use crate::http::{self, HttpOptions};
+use crate::imported;
 use crate::mcp;
 use crate::openapi;
 use crate::telemetry::Metrics;
@@ -146,8 +148,14 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
     };
     let mut config = file.limits.overridden_by(&common.limits).to_config();
     let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
-    if let Some(policy) = &file.policy {
-        let rego: Arc<dyn Policy> = Arc::new(policy.load()?);
+    if let Some(rego) = file
+        .policy
+        .as_ref()
+        .map(|p| p.load())
+        .transpose()?
+        .flatten()
+    {
+        let rego: Arc<dyn Policy> = Arc::new(rego);
         parts.policy = catalogs::all_of(vec![parts.policy, rego]);
     }
     let ask = file.approval.policy();
@@ -216,7 +224,9 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Serve {
             http: Some(addr), ..
         } => {
-            let mut options = match HttpOptions::from_config(&file.http) {
+            let checked = imported::require_policy(&file, &common.upstreams, &common.openapi)
+                .and_then(|()| HttpOptions::from_config(&file.http));
+            let mut options = match checked {
                 Ok(o) => o,
                 Err(e) => return usage_error(&e),
             };
@@ -227,7 +237,12 @@ pub fn main(cli: Cli) -> ExitCode {
             if file.telemetry.metrics || metrics.is_some() {
                 options.metrics = Some(metrics.unwrap_or_default());
             }
-            return match runtime.block_on(http::serve_http(service, addr, &options)) {
+            let served = runtime.block_on(async {
+                drain::cancel_on_signal(options.drain.clone());
+                http::serve_http(service, addr, &options).await
+            });
+            // A drained server exits 0 once its upstream children are ended.
+            return match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("codemode: {e}");

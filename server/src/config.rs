@@ -24,7 +24,7 @@
 //! sha256 = "<hex SHA-256 digest of alice's bearer token>"
 //!
 //! [policy]
-//! file = "policy.rego"
+//! file = "policy.rego"          # or: allow_all = true
 //! rule = "data.codemode.allow"
 //!
 //! [telemetry]
@@ -101,15 +101,19 @@ pub struct ApprovalConfig {
     pub timeout_ms: Option<u64>,
 }
 
-/// A Rego authorization policy for the whole server: a call is allowed only
-/// when the catalogs' own policies and this rule allow it.
+/// The policy for the whole server: a Rego module (a call is allowed only
+/// when the catalogs' own policies and its rule allow it), or the explicit
+/// `allow_all = true` that adds no check.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
     /// The `.rego` module (relative: to the config file's directory).
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
     /// The rule that decides (default `data.codemode.allow`).
     pub rule: Option<String>,
+    /// Every subject may call every enabled capability (no Rego module).
+    #[serde(default)]
+    pub allow_all: bool,
 }
 
 /// Telemetry settings.
@@ -130,12 +134,46 @@ pub struct TelemetryConfig {
 pub struct HttpConfig {
     /// Allowed `Host` values (default: loopback names only).
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` values (default: none checked but loopback hosts).
+    /// Allowed `Origin` values (default: loopback origins only).
     #[serde(default)]
     pub allowed_origins: Vec<String>,
     /// Bearer tokens and the subjects they authenticate.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// A TOML file of more `[[tokens]]` (`subject`, `sha256`), e.g. a
+    /// mounted secret; read with the configuration, relative to it.
+    pub tokens_file: Option<PathBuf>,
+    /// Milliseconds to receive a request's head.
+    pub header_read_timeout_ms: Option<u64>,
+    /// Milliseconds to receive a request's body after its head.
+    pub body_read_timeout_ms: Option<u64>,
+    /// Milliseconds an idle keep-alive connection stays open.
+    pub keep_alive_timeout_ms: Option<u64>,
+    /// Connections open at once.
+    pub max_connections: Option<usize>,
+    /// Milliseconds `/readyz` answers 503 before a drain stops accepting.
+    pub drain_delay_ms: Option<u64>,
+}
+
+impl HttpConfig {
+    /// The listener's limits: the defaults with every set key applied.
+    pub fn connection_limits(&self) -> crate::http::connection::ConnectionLimits {
+        let mut limits = crate::http::connection::ConnectionLimits::default();
+        let ms = Duration::from_millis;
+        if let Some(v) = self.header_read_timeout_ms {
+            limits.header_read = ms(v);
+        }
+        if let Some(v) = self.body_read_timeout_ms {
+            limits.body_read = ms(v);
+        }
+        if let Some(v) = self.keep_alive_timeout_ms {
+            limits.keep_alive = ms(v);
+        }
+        if let Some(v) = self.max_connections {
+            limits.max_connections = v;
+        }
+        limits
+    }
 }
 
 /// One bearer token, stored as the hex SHA-256 digest of the token.
@@ -185,6 +223,23 @@ pub struct LimitsConfig {
     /// MaxConcurrentExecutions: executions running at once.
     #[arg(long, value_name = "N")]
     pub max_concurrent_executions: Option<usize>,
+    /// Executions of one subject running at once.
+    #[arg(long, value_name = "N")]
+    pub max_executions_per_subject: Option<usize>,
+    /// Executions waiting for a slot at once; more are refused.
+    #[arg(long, value_name = "N")]
+    pub max_queued_executions: Option<usize>,
+    /// Milliseconds an execution may wait for a slot.
+    #[arg(long, value_name = "N")]
+    pub max_queue_wait_ms: Option<u64>,
+}
+
+/// The file named by `[http] tokens_file`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    #[serde(default)]
+    tokens: Vec<TokenConfig>,
 }
 
 /// Reading the configuration failed.
@@ -224,8 +279,8 @@ impl FileConfig {
                 p.to_path_buf()
             }
         };
-        if let Some(policy) = &mut config.policy {
-            policy.file = beside(&policy.file);
+        if let Some(file) = config.policy.as_mut().and_then(|p| p.file.as_mut()) {
+            *file = beside(file);
         }
         for source in config.catalogs.iter_mut().flatten() {
             if !crate::catalogs::BUILTIN.contains(&source.as_str()) {
@@ -242,15 +297,40 @@ impl FileConfig {
         for source in &mut config.openapi {
             crate::openapi::config::resolve_spec_path(source, dir);
         }
+        if let Some(file) = config.http.tokens_file.as_mut() {
+            *file = beside(file);
+            let shown = file.display().to_string();
+            let text = std::fs::read_to_string(&file).map_err(|error| ConfigError::Read {
+                path: shown.clone(),
+                error,
+            })?;
+            let more: TokensFile =
+                toml::from_str(&text).map_err(|error| ConfigError::Parse { path: shown, error })?;
+            config.http.tokens.extend(more.tokens);
+        }
         Ok(config)
     }
 }
 
 impl PolicyConfig {
-    /// Reads, parses and checks the policy; the error names the file.
-    pub fn load(&self) -> Result<RegoPolicy, String> {
-        let shown = self.file.display();
-        let source = std::fs::read_to_string(&self.file)
+    /// Reads, parses and checks the policy (`None` for `allow_all`); the
+    /// error names the file, or the keys when the table is inconsistent.
+    pub fn load(&self) -> Result<Option<RegoPolicy>, String> {
+        let file = match (&self.file, self.allow_all) {
+            (Some(_), true) => {
+                return Err("[policy]: file and allow_all = true exclude each other".into())
+            }
+            (None, true) if self.rule.is_some() => {
+                return Err("[policy]: rule needs a file, not allow_all = true".into())
+            }
+            (None, true) => return Ok(None),
+            (None, false) => {
+                return Err("[policy]: set file (a Rego module) or allow_all = true".into())
+            }
+            (Some(file), false) => file,
+        };
+        let shown = file.display();
+        let source = std::fs::read_to_string(file)
             .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
         let mut builder = RegoPolicy::builder().module(shown.to_string(), source);
         if let Some(rule) = &self.rule {
@@ -258,6 +338,7 @@ impl PolicyConfig {
         }
         builder
             .build()
+            .map(Some)
             .map_err(|e| format!("invalid Rego policy {shown}: {}", e.0))
     }
 }
@@ -279,7 +360,10 @@ impl LimitsConfig {
             max_heap_bytes,
             max_search_query_bytes,
             max_search_results,
-            max_concurrent_executions
+            max_concurrent_executions,
+            max_executions_per_subject,
+            max_queued_executions,
+            max_queue_wait_ms
         )
     }
 
@@ -320,6 +404,15 @@ impl LimitsConfig {
         if let Some(v) = self.max_concurrent_executions {
             c.max_concurrent_executions = v;
         }
+        if let Some(v) = self.max_executions_per_subject {
+            c.max_executions_per_subject = v;
+        }
+        if let Some(v) = self.max_queued_executions {
+            c.max_queued_executions = v;
+        }
+        if let Some(v) = self.max_queue_wait_ms {
+            c.max_queue_wait = Duration::from_millis(v);
+        }
         c
     }
 }
@@ -359,13 +452,13 @@ mod tests {
         std::fs::write(&path, text).expect("write");
         let c = FileConfig::read(&path).expect("valid");
         let policy = c.policy.expect("a policy");
-        assert_eq!(policy.file, dir.join("p/allow.rego"));
+        assert_eq!(policy.file, Some(dir.join("p/allow.rego")));
         assert_eq!(policy.rule.as_deref(), Some("data.x.allow"));
         assert!(c.telemetry.metrics);
         let absolute = format!("[policy]\nfile = {:?}\n", dir.join("abs.rego"));
         std::fs::write(&path, absolute).expect("write");
         let c = FileConfig::read(&path).expect("valid");
-        assert_eq!(c.policy.expect("a policy").file, dir.join("abs.rego"));
+        assert_eq!(c.policy.expect("a policy").file, Some(dir.join("abs.rego")));
         let text = "catalogs = [\"demo\", \"m/one.json\", \"/abs/two.json\"]\n\
             [[upstream]]\nname = \"up\"\ncommand = [\"srv\"]\ncwd = \"work\"\n";
         std::fs::write(&path, text).expect("write");
@@ -378,11 +471,75 @@ mod tests {
             Some(dir.join("work").as_path())
         );
         let _ = std::fs::remove_dir_all(&dir);
-        let e = FileConfig::from_toml("[policy]\nrule = \"data.x.allow\"\n").expect_err("no file");
-        assert!(e.to_string().contains("file"), "{e}");
+        let policy = |text: &str| FileConfig::from_toml(text).expect("valid").policy;
+        let no_file = policy("[policy]\nrule = \"data.x.allow\"\n").expect("a table");
+        let e = no_file.load().expect_err("no file");
+        assert_eq!(e, "[policy]: set file (a Rego module) or allow_all = true");
+        let both = policy("[policy]\nfile = \"p.rego\"\nallow_all = true\n").expect("a table");
+        let e = both.load().expect_err("both");
+        assert_eq!(e, "[policy]: file and allow_all = true exclude each other");
+        let ruled = policy("[policy]\nallow_all = true\nrule = \"data.x\"\n").expect("a table");
+        assert!(ruled.load().is_err());
+        let all = policy("[policy]\nallow_all = true\n").expect("a table");
+        assert!(all.load().expect("valid").is_none());
         let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");
         assert!(e.to_string().contains("metric"), "{e}");
         assert!(!FileConfig::default().telemetry.metrics);
+    }
+
+    #[test]
+    fn tokens_file_adds_tokens() {
+        let dir = std::env::temp_dir().join(format!("codemode-tokens-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("secret")).expect("temp dir");
+        let path = dir.join("c.toml");
+        let token = |s: &str| format!("subject = \"{s}\"\nsha256 = \"{}\"\n", "a".repeat(64));
+        let text = format!(
+            "[[http.tokens]]\n{}[http]\ntokens_file = \"secret/t.toml\"\n",
+            token("alice")
+        );
+        std::fs::write(&path, text).expect("write");
+        std::fs::write(
+            dir.join("secret/t.toml"),
+            format!("[[tokens]]\n{}", token("bob")),
+        )
+        .expect("write");
+        let c = FileConfig::read(&path).expect("valid");
+        let subjects: Vec<&str> = c.http.tokens.iter().map(|t| t.subject.as_str()).collect();
+        assert_eq!(subjects, ["alice", "bob"]);
+        assert_eq!(c.http.tokens_file, Some(dir.join("secret/t.toml")));
+        std::fs::write(dir.join("secret/t.toml"), "[[tokenz]]\n").expect("write");
+        let e = FileConfig::read(&path)
+            .expect_err("unknown key")
+            .to_string();
+        assert!(e.contains("secret/t.toml") && e.contains("tokenz"), "{e}");
+        std::fs::remove_file(dir.join("secret/t.toml")).expect("remove");
+        let e = FileConfig::read(&path).expect_err("missing").to_string();
+        assert!(
+            e.starts_with("cannot read config") && e.contains("secret/t.toml"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn http_keys_set_the_connection_limits() {
+        let c = FileConfig::from_toml(
+            "[http]\nheader_read_timeout_ms = 1\nbody_read_timeout_ms = 2\n\
+             keep_alive_timeout_ms = 3\nmax_connections = 4\ndrain_delay_ms = 5\n",
+        )
+        .expect("valid");
+        let limits = c.http.connection_limits();
+        assert_eq!(limits.header_read, Duration::from_millis(1));
+        assert_eq!(limits.body_read, Duration::from_millis(2));
+        assert_eq!(limits.keep_alive, Duration::from_millis(3));
+        assert_eq!(limits.max_connections, 4);
+        assert_eq!(c.http.drain_delay_ms, Some(5));
+        let defaults = FileConfig::default().http.connection_limits();
+        assert_eq!(
+            defaults,
+            crate::http::connection::ConnectionLimits::default()
+        );
+        assert_eq!(defaults.header_read, Duration::from_secs(10));
     }
 
     #[test]

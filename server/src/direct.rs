@@ -18,9 +18,10 @@
 //! execution runs on its own task so that a client disconnect drops the
 //! waiting request and cancels the program, as rmcp does.
 
+use crate::http::connection::{collect, plain};
 use crate::http::Hosts;
 use crate::mcp::{well_formed, CodeModeServer};
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -31,7 +32,6 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use serde::Deserialize;
-use std::pin::Pin;
 use std::sync::Arc;
 
 /// rmcp's service at `/mcp`.
@@ -127,36 +127,6 @@ fn plain_headers(headers: &HeaderMap, hosts: &Hosts) -> bool {
     json && sse
 }
 
-/// Reads the body as rmcp does: at most `max` bytes (413 beyond), a read
-/// failure is a 500.
-pub(crate) async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
-    let mut body = body;
-    let mut collected = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-        match frame {
-            Ok(frame) => {
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                if data.len() > max.saturating_sub(collected.len()) {
-                    let text = format!("Payload Too Large: request body exceeds {max} bytes");
-                    return Err(plain(StatusCode::PAYLOAD_TOO_LARGE, text));
-                }
-                if collected.is_empty() {
-                    collected = Vec::from(data);
-                } else {
-                    collected.extend_from_slice(&data);
-                }
-            }
-            Err(e) => {
-                let text = format!("Failed to read request body: {e}");
-                return Err(plain(StatusCode::INTERNAL_SERVER_ERROR, text));
-            }
-        }
-    }
-    Ok(Bytes::from(collected))
-}
-
 /// The `/mcp` endpoint: the direct path where it applies, rmcp otherwise.
 pub async fn serve(State(direct): State<Arc<Direct>>, request: Request) -> Response {
     if request.method() != Method::POST
@@ -166,7 +136,8 @@ pub async fn serve(State(direct): State<Arc<Direct>>, request: Request) -> Respo
         return direct.fallback.handle(request).await.into_response();
     }
     let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, direct.max_body_bytes).await {
+    // Already read in whole by the body deadline's layer: no waiting here.
+    let bytes = match collect(body, direct.max_body_bytes).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };
@@ -179,6 +150,9 @@ pub async fn serve(State(direct): State<Arc<Direct>>, request: Request) -> Respo
         let request = Request::from_parts(parts, Body::from(bytes));
         return direct.fallback.handle(request).await.into_response();
     };
+    // The call owns what it needs: the body is not held while it waits
+    // for a slot or runs.
+    drop(bytes);
     let subject = parts
         .extensions
         .get::<Subject>()
@@ -230,13 +204,6 @@ pub async fn serve(State(direct): State<Arc<Direct>>, request: Request) -> Respo
             format!("Encounter an error when serialize json response: {e}"),
         ),
     }
-}
-
-/// A response with `status` and `body` and no headers, as rmcp builds them.
-fn plain(status: StatusCode, body: impl Into<Body>) -> Response {
-    let mut response = Response::new(body.into());
-    *response.status_mut() = status;
-    response
 }
 
 /// rmcp's answer when the handler produced no response.

@@ -2,9 +2,10 @@
 //!
 //! JSON responses, no session ID, no SSE keep-alive, 4 MiB request bodies
 //! (413 beyond), 405 for GET and DELETE, and `Host`/`Origin` allow-lists
-//! against DNS rebinding (loopback by default) — those are rmcp's; this
+//! against DNS rebinding (loopback names and loopback origins by default;
+//! a config with `allowed_hosts = []` is refused) — those are rmcp's; this
 //! module adds bearer authentication in front: tokens are kept as SHA-256
-//! digests and compared in constant time, a request without a valid token
+//! digests and compared in constant time (the scheme `Bearer` in any case), a request without a valid token
 //! gets 401 with `WWW-Authenticate: Bearer`, and the subject of the token
 //! travels in the request's extensions to the handler's resolver. Without
 //! tokens every request is the local subject — unless the embedding host
@@ -13,10 +14,20 @@
 //! extensions) to a subject or to none (`unauthenticated`) — and
 //! [`serve_http`] refuses a non-loopback address.
 //!
+//! Every request body is read in whole within the body deadline before it
+//! goes on ([`connection`]); `GET /healthz` and `GET /readyz`
+//! ([`health`]) sit outside every check; [`serve_http`] serves on hyper
+//! with the connection timeouts, the connection cap and the graceful
+//! drain of [`listener`].
+//!
 //! With [`Metrics`] in the options, `GET /metrics` serves them in the
 //! Prometheus text format. It is behind the same two gates as `/mcp`: the
 //! `Host` allow-list (checked here as rmcp checks it, 403 otherwise) and,
 //! when tokens are configured, a valid bearer token (any subject's).
+
+pub mod connection;
+pub mod health;
+pub mod listener;
 
 use crate::config::HttpConfig;
 use crate::direct::{self, Direct};
@@ -30,12 +41,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
 use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
+use connection::ConnectionLimits;
+use listener::DrainOptions;
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::RoleServer;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The largest request body.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -97,7 +112,8 @@ pub fn token_digest_hex(token: &str) -> String {
 pub struct HttpOptions {
     /// Allowed `Host` values; `None` keeps rmcp's loopback default.
     pub allowed_hosts: Option<Vec<String>>,
-    /// Allowed `Origin` values; empty checks none.
+    /// Allowed `Origin` values; empty allows loopback origins only
+    /// ([`LOOPBACK_ORIGINS`]).
     pub allowed_origins: Vec<String>,
     /// Accepted bearer tokens; empty means no authentication.
     pub tokens: Vec<Token>,
@@ -110,6 +126,13 @@ pub struct HttpOptions {
     /// `serverInfo` name and version (`None`: `codemode` and the crate's
     /// version).
     pub server_info: Option<(String, String)>,
+    /// Timeouts and the connection cap of the listener (the body deadline
+    /// applies in the router too).
+    pub limits: ConnectionLimits,
+    /// Cancelled to drain: `/readyz` turns 503 and the listener stops.
+    pub drain: CancellationToken,
+    /// How long `/readyz` answers 503 before the listener stops accepting.
+    pub drain_delay: Duration,
 }
 
 /// Maps an HTTP request (its headers and extensions) to its subject.
@@ -117,20 +140,52 @@ pub type HttpResolver = Arc<dyn SubjectResolver<axum::http::request::Parts>>;
 
 impl HttpOptions {
     /// The options of a config's `[http]` table.
+    /// Refuses `allowed_hosts = []` (it would turn the `Host` check off),
+    /// the example configuration's token and two subjects with one token.
     pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, String> {
-        let tokens = config
-            .tokens
-            .iter()
-            .map(|t| Token::from_hex_digest(&t.subject, &t.sha256))
-            .collect::<Result<_, _>>()?;
+        if config.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
+            return Err(
+                "[http] allowed_hosts = [] would allow every Host: list the names \
+                        clients use, or remove the key to allow loopback names only"
+                    .into(),
+            );
+        }
+        let mut tokens: Vec<Token> = Vec::with_capacity(config.tokens.len());
+        for t in &config.tokens {
+            if t.sha256.eq_ignore_ascii_case(EXAMPLE_TOKEN_DIGEST) {
+                return Err(format!(
+                    "token of {:?}: that is the digest of the documented example token \
+                     \"example-token\"; configure a secret token of your own",
+                    t.subject
+                ));
+            }
+            let token = Token::from_hex_digest(&t.subject, &t.sha256)?;
+            if let Some(other) = tokens.iter().find(|o| o.digest == token.digest) {
+                return Err(format!(
+                    "tokens of {:?} and {:?} have the same sha256: every token must be distinct",
+                    other.subject.id(),
+                    token.subject.id()
+                ));
+            }
+            tokens.push(token);
+        }
         Ok(HttpOptions {
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
             tokens,
+            metrics: None,
+            limits: config.connection_limits(),
+            drain: CancellationToken::new(),
+            drain_delay: Duration::from_millis(config.drain_delay_ms.unwrap_or(0)),
             ..HttpOptions::default()
         })
     }
 }
+
+/// The SHA-256 digest of `example-token`, the token of the documentation's
+/// examples: refused in a configuration.
+pub const EXAMPLE_TOKEN_DIGEST: &str =
+    "4d1566a1d7df42a8517456d60ea06ed284e535cfe4c956aa6ee172dbcdf945f7";
 
 /// Constant-time equality of two digests.
 fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
@@ -139,7 +194,12 @@ fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
 
 /// The subject of a bearer token, checking every token in constant time.
 fn authenticate(tokens: &[Token], header: Option<&str>) -> Option<Subject> {
-    let presented = header?.strip_prefix("Bearer ")?.trim();
+    // `Authorization: <scheme> <token>`; the scheme is case-insensitive.
+    let (scheme, presented) = header?.trim_start().split_once([' ', '\t'])?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let presented = presented.trim();
     let mut digest = [0u8; 32];
     digest.copy_from_slice(&Sha256::digest(presented.as_bytes()));
     let mut found = None;
@@ -203,6 +263,17 @@ impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
 
 /// The `Host` values accepted when none are configured (rmcp's default).
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The `Origin` values accepted when none are configured: the loopback
+/// names on any port, over HTTP or HTTPS (rmcp's `:*` notation).
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
 
 /// A host name (without IPv6 brackets) and an optional port.
 fn authority_parts(authority: &Authority) -> (&str, Option<u16>) {
@@ -293,9 +364,11 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
     if let Some(hosts) = &options.allowed_hosts {
         config = config.with_allowed_hosts(hosts.clone());
     }
-    if !options.allowed_origins.is_empty() {
-        config = config.with_allowed_origins(options.allowed_origins.clone());
-    }
+    config = if options.allowed_origins.is_empty() {
+        config.with_allowed_origins(LOOPBACK_ORIGINS)
+    } else {
+        config.with_allowed_origins(options.allowed_origins.clone())
+    };
     let fallback = {
         let handler = handler.clone();
         StreamableHttpService::new(
@@ -321,7 +394,11 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));
     }
-    with_auth(router, options)
+    let router = router.layer(middleware::from_fn_with_state(
+        options.limits.body_read,
+        connection::bounded_body,
+    ));
+    with_auth(router, options).merge(health::routes(options.drain.clone()))
 }
 
 /// The effective `Host` allow-list of `options`.
@@ -351,8 +428,8 @@ pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
     with_auth(router, options)
 }
 
-/// Listens on `addr` and serves until the process ends. Refuses a
-/// non-loopback address without tokens.
+/// Listens on `addr` and serves until the drain (see [`listener`]) ends.
+/// Refuses a non-loopback address without tokens.
 pub async fn serve_http(
     service: CodeMode,
     addr: &str,
@@ -368,7 +445,16 @@ pub async fn serve_http(
         .into());
     }
     eprintln!("codemode: listening on http://{local}/mcp");
-    axum::serve(listener, router(service, options)).await?;
+    // In-flight requests may still wait for a slot and run to their limit.
+    let config = service.config();
+    let grace = config.max_queue_wait + config.limits.max_time + Duration::from_secs(1);
+    let drain = DrainOptions {
+        token: options.drain.clone(),
+        delay: options.drain_delay,
+        grace,
+    };
+    let app = router(service, options);
+    listener::serve(listener, app, options.limits, drain).await;
     Ok(())
 }
 
@@ -398,6 +484,51 @@ mod tests {
         assert!(host_allowed(Some("anything"), &[]));
     }
 
+    fn http_config(text: &str) -> Result<HttpOptions, String> {
+        let file = crate::config::FileConfig::from_toml(text).expect("valid TOML");
+        HttpOptions::from_config(&file.http)
+    }
+
+    #[test]
+    fn configs_that_weaken_the_checks_are_refused() {
+        let e = http_config("[http]\nallowed_hosts = []\n")
+            .err()
+            .expect("refused");
+        assert!(e.contains("allowed_hosts = []"), "{e}");
+        let example = format!(
+            "[[http.tokens]]\nsubject = \"x\"\nsha256 = \"{}\"\n",
+            token_digest_hex("example-token")
+        );
+        let e = http_config(&example).err().expect("refused");
+        assert!(e.contains("example token"), "{e}");
+        let capitals = example.replace(
+            &token_digest_hex("example-token"),
+            &EXAMPLE_TOKEN_DIGEST.to_uppercase(),
+        );
+        let e = http_config(&capitals)
+            .err()
+            .expect("refused in capitals too");
+        assert!(e.contains("example token"), "{e}");
+        let digest = token_digest_hex("s3cret");
+        let twice = format!(
+            "[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\
+             [[http.tokens]]\nsubject = \"bob\"\nsha256 = \"{}\"\n",
+            digest.to_uppercase()
+        );
+        let e = http_config(&twice).err().expect("refused");
+        assert_eq!(
+            e,
+            "tokens of \"alice\" and \"bob\" have the same sha256: every token must be distinct"
+        );
+        let two = format!(
+            "[http]\nallowed_hosts = [\"mcp.example.com\"]\n[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\
+             [[http.tokens]]\nsubject = \"bob\"\nsha256 = \"{}\"\n",
+            token_digest_hex("other")
+        );
+        let options = http_config(&two).expect("valid");
+        assert_eq!(options.tokens.len(), 2);
+    }
+
     #[test]
     fn tokens_match_by_digest() {
         let digest = token_digest_hex("s3cret");
@@ -406,6 +537,14 @@ mod tests {
         assert_eq!(alice.id(), "alice");
         assert!(authenticate(&tokens, Some("Bearer s3cre")).is_none());
         assert!(authenticate(&tokens, Some("Basic s3cret")).is_none());
+        for scheme in ["bearer", "BEARER", "BeArEr"] {
+            let header = format!("{scheme} s3cret");
+            let found = authenticate(&tokens, Some(&header)).expect("any case");
+            assert_eq!(found.id(), "alice");
+        }
+        assert!(authenticate(&tokens, Some("Bearer\ts3cret")).is_some());
+        assert!(authenticate(&tokens, Some("Bearers3cret")).is_none());
+        assert!(authenticate(&tokens, Some("Bearer")).is_none());
         assert!(authenticate(&tokens, None).is_none());
         assert!(Token::from_hex_digest("alice", "abc").is_err());
         assert!(Token::from_hex_digest("", &digest).is_err());

@@ -1,7 +1,8 @@
 //! The `codemode` binary: `serve`, `run`, `search` and `describe` (see
 //! [`codemode_server::cli`]). Logs go to stderr only, filtered by
 //! `RUST_LOG` (default: warnings; rmcp never below info, since its debug
-//! and trace events carry whole requests and results). The service logs a
+//! and trace events carry whole requests and results, whatever the
+//! directives say — see [`codemode_server::logging`]). The service logs a
 //! handler's private error and a caught panic's payload with the
 //! capability's ID (never its arguments); nothing of them reaches stdout.
 //! `run`, `search` and `describe` hold their log lines back until the
@@ -18,8 +19,6 @@ use codemode_server::cli::{self, Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::EnvFilter;
 
 #[global_allocator]
 static ALLOCATOR: allocator::Allocator = allocator::Allocator;
@@ -27,22 +26,10 @@ static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 fn main() -> ExitCode {
     allocator::limit_huge_pages();
     let cli = Cli::parse();
-    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    // rmcp logs whole requests (arguments, source) and results at debug and
-    // trace: never let it go below info.
-    if filter.max_level_hint() > Some(LevelFilter::INFO) {
-        if let Ok(cap) = "rmcp=info".parse() {
-            filter = filter.add_directive(cap);
-        }
-    }
     if !matches!(cli.command, Command::Serve { .. }) {
         hold_logs_back();
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| LogWriter)
-        .with_ansi(false)
-        .init();
+    codemode_server::logging::init_to(|| LogWriter);
     // The service logs a caught handler panic's payload with the
     // capability's ID; the hook adds only where it happened.
     std::panic::set_hook(Box::new(|info| {

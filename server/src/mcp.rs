@@ -19,12 +19,16 @@
 //! `elicitation/create` ([`crate::approval::Elicitation`]); on stateless
 //! HTTP nobody can be asked and it is refused. The server's name and
 //! version (`serverInfo`) are settable ([`CodeModeServer::with_server_info`]).
+//! A panic while a call is served (subject resolution, search, describe,
+//! execution) is caught: the call answers `internal failure` and the panic
+//! is logged locally.
 
 use crate::approval::Elicitation;
 use crate::telemetry::{error_outcome, Metrics};
 use codemode_catalog::{
     Approver, CancellationToken, CodeMode, Error, RefuseAll, Subject, SubjectResolver,
 };
+use futures_util::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -33,6 +37,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use tracing::Instrument;
@@ -402,9 +407,18 @@ impl CodeModeServer {
             let subject = resolve().map_err(|_| Error::Unauthenticated)?;
             self.dispatch(tool, argument, &subject, cancel, approver)
                 .await
-        }
-        .instrument(span.clone())
-        .await;
+        };
+        // A panic anywhere in resolution, search, describe or around the
+        // interpreter is this call's `internal failure`, logged here
+        // without its payload (which may hold host details).
+        let outcome = AssertUnwindSafe(outcome)
+            .catch_unwind()
+            .instrument(span.clone())
+            .await
+            .unwrap_or_else(|_| {
+                tracing::error!(parent: &span, tool, "the tool call panicked");
+                Err(Error::Internal)
+            });
         Ok(match outcome {
             Ok(value) => {
                 self.finish(&span, tool, "ok", started);
@@ -449,16 +463,19 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-    /// Counts resolutions and resolves to `subject` (empty: fails).
+    /// Counts resolutions and resolves to `subject` (empty: fails;
+    /// `PANIC`: panics).
     struct Counting(Arc<AtomicUsize>, &'static str);
+
+    const PANIC: &str = "panic!";
 
     impl SubjectResolver<RequestContext<RoleServer>> for Counting {
         fn resolve(&self, _: &RequestContext<RoleServer>) -> Result<Subject, Unauthenticated> {
             self.0.fetch_add(1, Ordering::SeqCst);
-            if self.1.is_empty() {
-                Err(Unauthenticated)
-            } else {
-                Ok(Subject::new(self.1))
+            match self.1 {
+                "" => Err(Unauthenticated),
+                PANIC => panic!("the resolver failed"),
+                id => Ok(Subject::new(id)),
             }
         }
     }
@@ -539,6 +556,49 @@ mod tests {
             );
         }
         assert_eq!(resolutions, 2);
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_internal_failure() {
+        let calls = [
+            json!({"name": "search_api", "arguments": {"query": "quote"}}),
+            json!({"name": "describe_api", "arguments": {"name": "shipping.quote"}}),
+            json!({"name": "execute", "arguments": {"source": "def main():\n    return 1\n"}}),
+        ];
+        let (responses, resolutions) = exchange(PANIC, &calls).await;
+        assert_eq!(responses.len(), 3);
+        for r in &responses {
+            assert_eq!(
+                r["result"],
+                json!({"content": [{"type": "text", "text": "internal failure"}], "isError": true})
+            );
+        }
+        assert_eq!(resolutions, 3);
+    }
+
+    #[tokio::test]
+    async fn a_panic_on_the_direct_path_is_an_internal_failure() {
+        let service =
+            crate::catalogs::load(&["demo".into()], &[], Default::default()).expect("demo loads");
+        let server = CodeModeServer::local(service);
+        for (tool, property, value) in [
+            ("search_api", "query", "quote"),
+            ("describe_api", "name", "shipping.quote"),
+            ("execute", "source", "def main():\n    return 1\n"),
+        ] {
+            let arguments = match json!({ property: value }) {
+                Value::Object(o) => o,
+                _ => JsonObject::new(),
+            };
+            let resolve = || -> Result<Subject, Unauthenticated> { panic!("resolver") };
+            let result = server
+                .call(tool, Some(&arguments), resolve, &CancellationToken::new())
+                .await
+                .expect("a tool result");
+            assert_eq!(result.is_error, Some(true), "{tool}");
+            let text = serde_json::to_value(&result.content).expect("json");
+            assert_eq!(text, json!([{"type": "text", "text": "internal failure"}]));
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `refuse_duplicates` answers such a POST with that error itself.
 //! Messages that are not `tools/call` pass untouched.
 
-use crate::direct::read_body;
+use crate::http::connection::collect as read_body;
 use crate::http::{Hosts, MAX_BODY_BYTES};
 use axum::body::Body;
 use axum::extract::{Request, State};

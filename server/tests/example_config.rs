@@ -18,7 +18,8 @@ fn the_example_config_states_the_defaults() {
     assert!(file.disabled.is_empty());
     // Every limit the file sets is the default.
     assert_eq!(file.limits.to_config(), Config::default());
-    assert_eq!(file.http.tokens.len(), 1);
+    // No live token: the example's is commented out, and refused.
+    assert!(file.http.tokens.is_empty());
     // No extra policy and no /metrics unless enabled.
     assert_eq!(file.policy, None);
     assert!(!file.telemetry.metrics);
@@ -30,11 +31,33 @@ fn the_example_config_states_the_defaults() {
             .map(std::time::Duration::from_millis),
         Some(Config::default().approval_timeout)
     );
-    // The digest really is the SHA-256 of the token the comment names.
-    assert_eq!(
-        file.http.tokens[0].sha256,
-        "4d1566a1d7df42a8517456d60ea06ed284e535cfe4c956aa6ee172dbcdf945f7"
-    );
+    // The commented digest really is the SHA-256 of the token the comment
+    // names, and the binary refuses it.
+    let digest = codemode_server::http::token_digest_hex("example-token");
+    assert_eq!(digest, codemode_server::http::EXAMPLE_TOKEN_DIGEST);
+    assert!(text.contains(&format!("# sha256 = \"{digest}\"")));
+}
+
+#[test]
+fn the_binary_refuses_the_example_token() {
+    let dir = std::env::temp_dir().join(format!("codemode-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    let live = text
+        .replace("# [[http.tokens]]", "[[http.tokens]]")
+        .replace("# subject = \"example\"", "subject = \"example\"")
+        .replace("# sha256 = ", "sha256 = ");
+    let path = dir.join("live.toml");
+    std::fs::write(&path, live).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--http", "0.0.0.0:0", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("documented example token"), "{stderr}");
 }
 
 #[test]

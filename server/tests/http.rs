@@ -238,6 +238,35 @@ async fn origin_allow_list() {
 }
 
 #[tokio::test]
+async fn only_loopback_origins_by_default() {
+    let app = app(HttpOptions::default());
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let execute = call(
+        2,
+        "execute",
+        json!({"source": "def main():\n    return 1\n"}),
+    )
+    .to_string();
+    for body in [&list, &execute] {
+        for (origin, expected) in [
+            ("http://evil.example", StatusCode::FORBIDDEN),
+            ("https://localhost.evil.example", StatusCode::FORBIDDEN),
+            ("null", StatusCode::FORBIDDEN),
+            ("http://localhost:3000", StatusCode::OK),
+            ("https://127.0.0.1", StatusCode::OK),
+            ("http://[::1]:8080", StatusCode::OK),
+        ] {
+            let request = post()
+                .header("origin", origin)
+                .body(Body::from(body.clone()))
+                .expect("request");
+            let (status, _, _) = send(&app, request).await;
+            assert_eq!(status, expected, "{origin}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn bearer_tokens() {
     let token = Token::from_hex_digest("alice", &token_digest_hex("s3cret")).expect("token");
     let app = app(HttpOptions {
@@ -263,17 +292,19 @@ async fn bearer_tokens() {
             Some("Bearer")
         );
     }
-    let request = post()
-        .header("authorization", "Bearer s3cret")
-        .body(Body::from(body))
-        .expect("request");
-    let (status, _, bytes) = send(&app, request).await;
-    assert_eq!(status, StatusCode::OK);
-    let value: Value = serde_json::from_slice(&bytes).expect("json");
-    assert_eq!(
-        value["result"]["structuredContent"]["results"][0]["name"],
-        "shipping.quote"
-    );
+    for auth in ["Bearer s3cret", "bearer s3cret", "BEARER s3cret"] {
+        let request = post()
+            .header("authorization", auth)
+            .body(Body::from(body.clone()))
+            .expect("request");
+        let (status, _, bytes) = send(&app, request).await;
+        assert_eq!(status, StatusCode::OK, "{auth}");
+        let value: Value = serde_json::from_slice(&bytes).expect("json");
+        assert_eq!(
+            value["result"]["structuredContent"]["results"][0]["name"],
+            "shipping.quote"
+        );
+    }
 }
 
 #[test]

@@ -15,6 +15,7 @@
 //! rmcp send `notifications/cancelled` upstream.
 
 use super::config::{Transport, Upstream};
+use crate::logging::{foreign, redact_urls, CHILD_STDERR_TARGET};
 use codemode_catalog::HandlerError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -101,7 +102,12 @@ pub async fn connect(upstream: &Upstream, listener: Listener) -> Result<Connecti
                             Ok(0) | Err(_) => break,
                             Ok(_) => {
                                 let text = String::from_utf8_lossy(&line);
-                                tracing::debug!(upstream = %name, "stderr: {}", text.trim_end());
+                                tracing::trace!(
+                                    target: CHILD_STDERR_TARGET,
+                                    upstream = %name,
+                                    "stderr: {}",
+                                    foreign_line(text.trim_end())
+                                );
                             }
                         }
                     }
@@ -129,9 +135,22 @@ pub async fn connect(upstream: &Upstream, listener: Listener) -> Result<Connecti
             listener
                 .serve(transport)
                 .await
-                .map_err(|e| format!("initialize failed: {e}"))
+                .map_err(|e| redact_urls(&format!("initialize failed: {e}")))
         }
     }
+}
+
+/// A line of a child's stderr, its control characters escaped.
+fn foreign_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Every tool of the server, following pagination within the bounds. The
@@ -146,7 +165,7 @@ pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<(Vec<Tool>, bool), St
         let page = peer
             .list_tools(params)
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| redact_urls(&format!("tools/list failed: {e}")))?;
         tools.extend(page.tools);
         if tools.len() > MAX_TOOLS {
             tools.truncate(MAX_TOOLS);
@@ -207,7 +226,8 @@ impl Link {
         };
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         peer.call_tool(params).await.map_err(|e| {
-            HandlerError::internal(format!("upstream {} call {tool} failed: {e}", self.name))
+            let text = format!("upstream {} call {} failed: {e}", self.name, foreign(tool));
+            HandlerError::internal(redact_urls(&text))
         })
     }
 }

@@ -114,11 +114,12 @@ impl fmt::Debug for Transport {
 }
 
 impl fmt::Display for Transport {
-    /// The program or the URL, for logs: never environment or header values.
+    /// The program or the URL, for logs: never environment or header
+    /// values, nor the URL's userinfo, query or fragment.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Transport::Stdio { program, .. } => write!(f, "command {program}"),
-            Transport::Http { url, .. } => write!(f, "{url}"),
+            Transport::Http { url, .. } => write!(f, "{}", crate::logging::redact_urls(url)),
         }
     }
 }

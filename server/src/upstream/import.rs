@@ -23,6 +23,7 @@
 
 use super::client::Link;
 use super::naming;
+use crate::logging::foreign;
 use codemode_catalog::schema::{fields_from_schema, SchemaSource};
 use codemode_catalog::shape::FieldShape;
 use codemode_catalog::{conform_output, Annotations, Capability, Catalog, Data, HandlerError};
@@ -60,7 +61,7 @@ pub fn import(
         .filter(|t| {
             let first = seen.insert(t.name.as_ref());
             if !first {
-                tracing::warn!(upstream = server, tool = %t.name, "tool listed twice; the first listing counts");
+                tracing::warn!(upstream = server, tool = %foreign(&t.name), "tool listed twice; the first listing counts");
             }
             first
         })
@@ -76,7 +77,7 @@ pub fn import(
         match capability(server, tool, &segment, id, link) {
             Ok(cap) => out.push(cap),
             Err(why) => {
-                tracing::warn!(upstream = server, tool = %tool.name, "tool left out: {why}");
+                tracing::warn!(upstream = server, tool = %foreign(&tool.name), "tool left out: {why}");
             }
         }
     }
@@ -103,7 +104,7 @@ fn capability(
             Err(e) => {
                 tracing::warn!(
                     upstream = server,
-                    tool = %tool.name,
+                    tool = %foreign(&tool.name),
                     "output schema not usable ({e}); the result is its text"
                 );
             }

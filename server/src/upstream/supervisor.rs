@@ -20,6 +20,7 @@ use super::client::{self, Connection, Link, Listener};
 use super::config::Upstream;
 use super::import;
 use crate::catalogs::Sources;
+use crate::logging::redact_urls;
 use codemode_catalog::{CancellationToken, Capability, CodeMode, Config};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -288,8 +289,8 @@ impl Supervisor {
             tokio::select! {
                 quit = &mut waiting => {
                     return match quit {
-                        Ok(reason) => format!("{reason:?}"),
-                        Err(e) => format!("{e}"),
+                        Ok(reason) => redact_urls(&format!("{reason:?}")),
+                        Err(e) => redact_urls(&format!("{e}")),
                     };
                 }
                 _ = changed.notified() => {

@@ -1,0 +1,241 @@
+//! Admission of executions: how many run at once, in all and per subject,
+//! and how many may wait, for how long.
+//!
+//! An execution takes a slot of its subject
+//! ([`Config::max_executions_per_subject`](crate::Config)) and then one of
+//! the whole service (`max_concurrent_executions`). When both are free it
+//! runs at once; otherwise it waits — if fewer than `max_queued_executions`
+//! are waiting already, and at most `max_queue_wait` — or is refused with
+//! `resource limit exceeded`. Cancellation ends the wait as `context
+//! canceled`. The slots of a subject exist only while it has executions
+//! running or waiting, so any number of subjects costs nothing at rest.
+
+use crate::error::Error;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// The bounds of admission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Executions running at once.
+    pub running: usize,
+    /// Executions of one subject running at once.
+    pub per_subject: usize,
+    /// Executions waiting for a slot at once.
+    pub waiting: usize,
+    /// The longest one execution waits for a slot.
+    pub wait: Duration,
+}
+
+/// The admission state of one service.
+pub(crate) struct Admission {
+    bounds: Bounds,
+    slots: Arc<Semaphore>,
+    subjects: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    waiting: AtomicUsize,
+}
+
+/// The slots an admitted execution holds until it is dropped.
+pub(crate) struct Admitted {
+    _slot: OwnedSemaphorePermit,
+    _subject: SubjectSlot,
+}
+
+/// A slot of one subject; the last one out removes the subject's entry.
+struct SubjectSlot {
+    permit: Option<OwnedSemaphorePermit>,
+    subject: String,
+    subjects: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+}
+
+impl Drop for SubjectSlot {
+    fn drop(&mut self) {
+        drop(self.permit.take());
+        let mut subjects = lock(&self.subjects);
+        // Only the map holds it (no execution running or waiting): remove.
+        if subjects
+            .get(&self.subject)
+            .is_some_and(|s| Arc::strong_count(s) == 1)
+        {
+            subjects.remove(&self.subject);
+        }
+    }
+}
+
+/// Counts one waiting execution while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Admission {
+    pub(crate) fn new(bounds: Bounds) -> Admission {
+        let bounds = Bounds {
+            running: bounds.running.max(1),
+            per_subject: bounds.per_subject.max(1),
+            ..bounds
+        };
+        Admission {
+            bounds,
+            slots: Arc::new(Semaphore::new(bounds.running)),
+            subjects: Arc::new(Mutex::new(HashMap::new())),
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// The number of executions waiting now.
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
+    /// The semaphore of `subject`'s slots, created on first use.
+    fn subject_slots(&self, subject: &str) -> Arc<Semaphore> {
+        lock(&self.subjects)
+            .entry(subject.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.bounds.per_subject)))
+            .clone()
+    }
+
+    /// Admits one execution of `subject`, waiting within the bounds.
+    pub(crate) async fn admit(
+        &self,
+        subject: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Admitted, Error> {
+        let mine = self.subject_slots(subject);
+        let mut slot = SubjectSlot {
+            permit: None,
+            subject: subject.to_string(),
+            subjects: self.subjects.clone(),
+        };
+        // The common case: both slots free, no waiting.
+        if let Ok(permit) = mine.clone().try_acquire_owned() {
+            slot.permit = Some(permit);
+            if let Ok(global) = self.slots.clone().try_acquire_owned() {
+                drop(mine);
+                return Ok(Admitted {
+                    _slot: global,
+                    _subject: slot,
+                });
+            }
+        }
+        let max = self.bounds.waiting;
+        if self
+            .waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(Error::ResourceLimitExceeded);
+        }
+        let _waiting = Waiting(&self.waiting);
+        let acquire = async {
+            if slot.permit.is_none() {
+                let permit = mine.clone().acquire_owned().await;
+                slot.permit = Some(permit.map_err(|_| Error::Internal)?);
+            }
+            self.slots
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| Error::Internal)
+        };
+        let global = tokio::select! {
+            acquired = tokio::time::timeout(self.bounds.wait, acquire) => {
+                acquired.map_err(|_| Error::ResourceLimitExceeded)??
+            }
+            _ = cancel.cancelled() => return Err(Error::Canceled),
+        };
+        drop(mine);
+        Ok(Admitted {
+            _slot: global,
+            _subject: slot,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn admission(
+        running: usize,
+        per_subject: usize,
+        waiting: usize,
+        wait_ms: u64,
+    ) -> Arc<Admission> {
+        Arc::new(Admission::new(Bounds {
+            running,
+            per_subject,
+            waiting,
+            wait: Duration::from_millis(wait_ms),
+        }))
+    }
+
+    #[tokio::test]
+    async fn a_subject_runs_at_most_its_share() {
+        let a = admission(4, 2, 8, 50);
+        let never = CancellationToken::new();
+        let one = a.admit("alice", &never).await.expect("first");
+        let two = a.admit("alice", &never).await.expect("second");
+        // Alice's third waits for her own slot, then gives up.
+        let started = Instant::now();
+        let third = a.admit("alice", &never).await;
+        assert!(matches!(third, Err(Error::ResourceLimitExceeded)));
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        // Bob is not held up by Alice.
+        let bob = a.admit("bob", &never).await.expect("bob runs");
+        drop((one, bob));
+        let again = a.admit("alice", &never).await.expect("a slot freed");
+        drop((two, again));
+        assert!(lock(&a.subjects).is_empty(), "no entry left at rest");
+        assert_eq!(a.waiting(), 0);
+    }
+
+    #[tokio::test]
+    async fn waiting_is_bounded_in_number_and_time() {
+        let a = admission(1, 1, 1, 10_000);
+        let never = CancellationToken::new();
+        let running = a.admit("alice", &never).await.expect("runs");
+        let waiter = {
+            let a = a.clone();
+            tokio::spawn(async move { a.admit("bob", &CancellationToken::new()).await.is_ok() })
+        };
+        while a.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+        // The queue is full: refused at once, not after the wait.
+        let started = Instant::now();
+        let refused = a.admit("carol", &never).await;
+        assert!(matches!(refused, Err(Error::ResourceLimitExceeded)));
+        assert!(started.elapsed() < Duration::from_secs(1));
+        drop(running);
+        assert!(waiter.await.expect("joined"), "the waiter ran");
+        // Cancelling ends a wait.
+        let held = a.admit("alice", &never).await.expect("runs");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert!(matches!(
+            a.admit("bob", &cancel).await,
+            Err(Error::Canceled)
+        ));
+        drop(held);
+        assert_eq!(a.waiting(), 0);
+    }
+}

@@ -1,0 +1,39 @@
+-- wrk script for deploy/e2e.sh: every request is one stateless MCP
+-- `tools/call` of `execute` running an agent-like program with three
+-- capability calls on the demo catalog. Prints one line: calls/s, p50, p99
+-- and the failed count — a non-200 status, a body without
+-- `"isError":false`, or a socket error (connect, read, write, timeout).
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2025-06-18"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"source":"def main():\\n    light = shipping.quote(weight_grams=300)\\n    heavy = shipping.quote(weight_grams=4200)\\n    status = records.status()\\n    total = light[\\"price_cents\\"] + heavy[\\"price_cents\\"]\\n    return {\\"total\\": total, \\"records\\": status[\\"count\\"], \\"ok\\": total > 0}\\n"}}}'
+
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  bad = 0
+end
+
+function response(status, headers, body)
+  if status ~= 200 or not string.find(body, '"isError":false', 1, true) then
+    bad = bad + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local failed = 0
+  for _, thread in ipairs(threads) do
+    failed = failed + thread:get("bad")
+  end
+  local e = summary.errors
+  failed = failed + e.connect + e.read + e.write + e.timeout
+  io.write(string.format("calls/s %.0f, p50 %.3f ms, p99 %.3f ms, failed %d of %d\n",
+    summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    failed, summary.requests))
+end

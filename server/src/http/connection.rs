@@ -1,0 +1,287 @@
+//! One accepted HTTP connection: its timeouts, and the cap on how many are
+//! open at once.
+//!
+//! A connection is in one of three phases. It starts *reading a head*: the
+//! request line and headers must be complete within
+//! [`ConnectionLimits::header_read`]. Once hyper hands the request to the
+//! router it is *busy*: the body must arrive within
+//! [`ConnectionLimits::body_read`] (enforced where the body is read, see
+//! [`read_body`]) and the execution is bounded by its own limits. After the
+//! response it is *idle*: the next request's first byte must come within
+//! [`ConnectionLimits::keep_alive`], and the first byte starts a new head
+//! deadline. A connection past its deadline is closed; so is one whose
+//! client stops reading a response for longer than the idle timeout.
+//! [`TimedIo`] enforces the head and idle deadlines on the socket itself;
+//! [`Phase`] is shared with the connection's service, which marks the
+//! request's start and end.
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+/// The bounds of every connection of one listener.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// From the connection's opening, or the first byte of a following
+    /// request, until its head is complete.
+    pub header_read: Duration,
+    /// From the head until the whole body is read.
+    pub body_read: Duration,
+    /// From a response until the next request's first byte.
+    pub keep_alive: Duration,
+    /// Connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> ConnectionLimits {
+        ConnectionLimits {
+            header_read: Duration::from_secs(10),
+            body_read: Duration::from_secs(30),
+            keep_alive: Duration::from_secs(60),
+            max_connections: 1024,
+        }
+    }
+}
+
+const HEAD: u64 = 0;
+const BUSY: u64 = 1;
+const IDLE: u64 = 2;
+
+/// The phase of one connection: the low two bits are the phase, the rest
+/// counts transitions (so a deadline is armed once per phase entered),
+/// and the waker of the socket's last poll while busy — hyper does not
+/// read again after a response until something wakes it, so the idle
+/// deadline is armed by waking it.
+#[derive(Default)]
+pub struct Phase {
+    value: AtomicU64,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Phase {
+    fn set(&self, phase: u64) {
+        let _ = self
+            .value
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                Some(((v >> 2) + 1) << 2 | phase)
+            });
+    }
+
+    /// Remembers who to wake when the busy phase ends.
+    fn wake_when_idle(&self, waker: &Waker) {
+        let mut slot = self.waker.lock().unwrap_or_else(|p| p.into_inner());
+        if !slot.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *slot = Some(waker.clone());
+        }
+    }
+
+    /// A request's head was read: no socket deadline until its response.
+    pub fn busy(&self) {
+        self.set(BUSY);
+    }
+
+    /// The response is out: the idle deadline runs.
+    pub fn idle(&self) {
+        self.set(IDLE);
+        let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn load(&self) -> u64 {
+        self.value.load(Ordering::Acquire)
+    }
+}
+
+/// A socket with the head and idle deadlines of its connection.
+pub struct TimedIo<T> {
+    io: T,
+    phase: Arc<Phase>,
+    limits: ConnectionLimits,
+    sleep: Pin<Box<Sleep>>,
+    /// The phase value the sleep was armed for.
+    armed: Option<u64>,
+}
+
+impl<T> TimedIo<T> {
+    /// Wraps a just-accepted socket; returns the phase its service marks.
+    pub fn new(io: T, limits: ConnectionLimits) -> (TimedIo<T>, Arc<Phase>) {
+        let phase = Arc::new(Phase::default());
+        let io = TimedIo {
+            io,
+            phase: phase.clone(),
+            limits,
+            sleep: Box::pin(tokio::time::sleep(limits.header_read)),
+            armed: None,
+        };
+        (io, phase)
+    }
+
+    /// Whether the deadline of the current phase has passed; arms it on
+    /// the first look in each phase (registering the waker).
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        let value = self.phase.load();
+        let timeout = match value & 3 {
+            HEAD => self.limits.header_read,
+            IDLE => self.limits.keep_alive,
+            _ => {
+                self.phase.wake_when_idle(cx.waker());
+                return false;
+            }
+        };
+        if self.armed != Some(value) {
+            self.armed = Some(value);
+            self.sleep.as_mut().reset(Instant::now() + timeout);
+        }
+        self.sleep.as_mut().poll(cx).is_ready()
+    }
+}
+
+fn timed_out() -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, "connection deadline")
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.io).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                // The first byte after a response starts the next head.
+                if buf.filled().len() > before && self.phase.load() & 3 == IDLE {
+                    self.phase.set(HEAD);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(timed_out())),
+            other => other,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for TimedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.io).poll_write(cx, buf) {
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(timed_out())),
+            other => other,
+        }
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match Pin::new(&mut self.io).poll_flush(cx) {
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(timed_out())),
+            other => other,
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// The layer that reads every request's body in whole within the body
+/// deadline (and the size limit) before the request goes on.
+pub(crate) async fn bounded_body(
+    State(timeout): State<Duration>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    match read_body(body, super::MAX_BODY_BYTES, timeout).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(response) => response,
+    }
+}
+
+/// Reads a whole request body: at most `max` bytes (413 beyond, in rmcp's
+/// words), within `timeout` (408), a read failure is a 500.
+pub async fn read_body(body: Body, max: usize, timeout: Duration) -> Result<Bytes, Response> {
+    match tokio::time::timeout(timeout, collect(body, max)).await {
+        Ok(read) => read,
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            [(axum::http::header::CONNECTION, "close")],
+            "Request Timeout: the request body was not received in time",
+        )
+            .into_response()),
+    }
+}
+
+/// Reads a whole request body: at most `max` bytes (413 beyond), a read
+/// failure is a 500 — rmcp's answers, word for word.
+pub(crate) async fn collect(body: Body, max: usize) -> Result<Bytes, Response> {
+    let mut body = body;
+    let mut collected = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        match frame {
+            Ok(frame) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                if data.len() > max.saturating_sub(collected.len()) {
+                    let text = format!("Payload Too Large: request body exceeds {max} bytes");
+                    return Err(plain(StatusCode::PAYLOAD_TOO_LARGE, text));
+                }
+                if collected.is_empty() {
+                    collected = Vec::from(data);
+                } else {
+                    collected.extend_from_slice(&data);
+                }
+            }
+            Err(e) => {
+                let text = format!("Failed to read request body: {e}");
+                return Err(plain(StatusCode::INTERNAL_SERVER_ERROR, text));
+            }
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+/// A response with `status` and `body` and no headers, as rmcp builds them.
+pub(crate) fn plain(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_count_their_transitions() {
+        let phase = Phase::default();
+        assert_eq!(phase.load() & 3, HEAD);
+        phase.busy();
+        let busy = phase.load();
+        assert_eq!(busy & 3, BUSY);
+        phase.idle();
+        phase.set(HEAD);
+        phase.busy();
+        assert_eq!(phase.load() & 3, BUSY);
+        assert_ne!(phase.load(), busy, "a new busy phase is a new value");
+    }
+}

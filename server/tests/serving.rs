@@ -1,0 +1,397 @@
+//! The `--http` listener as clients meet it over real sockets: slow
+//! clients cut at the header, body and keep-alive deadlines, the cap on
+//! open connections, `/healthz` and `/readyz`, and the graceful drain on
+//! SIGTERM and SIGINT of the built binary.
+
+use codemode_catalog::Config;
+use codemode_server::catalogs;
+use codemode_server::http::connection::ConnectionLimits;
+use codemode_server::http::listener::{self, DrainOptions};
+use codemode_server::http::{router, HttpOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Serves the conformance catalog with `limits` on a free loopback port.
+fn serve(limits: ConnectionLimits, drain: DrainOptions) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let service = catalogs::load(&["conformance".to_string()], &[], Config::default())
+                .expect("catalog");
+            let options = HttpOptions {
+                limits,
+                drain: drain.token.clone(),
+                ..HttpOptions::default()
+            };
+            let socket = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(socket.local_addr().expect("addr")).expect("send");
+            listener::serve(socket, router(service, &options), limits, drain).await;
+        });
+    });
+    rx.recv().expect("the server started")
+}
+
+fn limits(header_ms: u64, body_ms: u64, keep_alive_ms: u64, max: usize) -> ConnectionLimits {
+    ConnectionLimits {
+        header_read: Duration::from_millis(header_ms),
+        body_read: Duration::from_millis(body_ms),
+        keep_alive: Duration::from_millis(keep_alive_ms),
+        max_connections: max,
+    }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream
+}
+
+/// Reads until the server closes the connection; what it sent and when.
+fn read_to_close(stream: &mut TcpStream) -> (String, Instant) {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+        }
+    }
+    (String::from_utf8_lossy(&bytes).into_owned(), Instant::now())
+}
+
+/// Reads one response to a keep-alive request (status line to the end of
+/// its `Content-Length` body).
+fn read_response(stream: &mut TcpStream) -> String {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut head = String::new();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read");
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().expect("length");
+        }
+        head.push_str(&line);
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).expect("body");
+    head + &String::from_utf8_lossy(&body)
+}
+
+fn get(path: &str, close: bool) -> String {
+    let connection = if close { "Connection: close\r\n" } else { "" };
+    format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{connection}\r\n")
+}
+
+fn post(body: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn execute(source: &str) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "execute", "arguments": {"source": source}}})
+    .to_string()
+}
+
+#[test]
+fn a_head_that_never_ends_is_cut_at_the_header_deadline() {
+    let addr = serve(limits(300, 5000, 5000, 64), DrainOptions::default());
+    let mut streams: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut s = connect(addr);
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+                .expect("write");
+            s
+        })
+        .collect();
+    let started = Instant::now();
+    for s in &mut streams {
+        let (_, closed) = read_to_close(s);
+        let after = closed - started;
+        assert!(after < Duration::from_secs(3), "{after:?}");
+    }
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    // A client that sends nothing at all is cut the same way.
+    let mut silent = connect(addr);
+    let started = Instant::now();
+    read_to_close(&mut silent);
+    let after = started.elapsed();
+    assert!(
+        after >= Duration::from_millis(250) && after < Duration::from_secs(3),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn a_body_that_never_ends_is_408_at_the_body_deadline() {
+    let addr = serve(limits(5000, 300, 5000, 64), DrainOptions::default());
+    let mut s = connect(addr);
+    let started = Instant::now();
+    s.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+          Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"",
+    )
+    .expect("write");
+    let (response, _) = read_to_close(&mut s);
+    let after = started.elapsed();
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(
+        after >= Duration::from_millis(250) && after < Duration::from_secs(3),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
+    // The idle timeout is longer than the head's: an idle connection
+    // outlives the head deadline, and each request's head gets its own.
+    let addr = serve(limits(200, 5000, 900, 64), DrainOptions::default());
+    let mut s = connect(addr);
+    s.write_all(get("/healthz", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut s).starts_with("HTTP/1.1 200"));
+    std::thread::sleep(Duration::from_millis(500));
+    s.write_all(get("/healthz", false).as_bytes())
+        .expect("still open");
+    let response = read_response(&mut s);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.ends_with("ok"), "{response}");
+    let idle = Instant::now();
+    let (rest, _) = read_to_close(&mut s);
+    assert_eq!(rest, "");
+    let after = idle.elapsed();
+    assert!(
+        after >= Duration::from_millis(800) && after < Duration::from_secs(4),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn connections_beyond_the_cap_wait_for_a_free_one() {
+    let addr = serve(limits(10_000, 10_000, 10_000, 2), DrainOptions::default());
+    let first = connect(addr);
+    let mut second = connect(addr);
+    second
+        .write_all(get("/healthz", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 200"));
+    // The third is accepted by the kernel but not served while two are open.
+    let mut third = connect(addr);
+    third
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("timeout");
+    third
+        .write_all(get("/healthz", true).as_bytes())
+        .expect("write");
+    let mut byte = [0u8; 1];
+    let waited = third.read(&mut byte);
+    assert!(
+        matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
+        "{waited:?}"
+    );
+    drop(first);
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let (response, _) = read_to_close(&mut third);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+#[test]
+fn health_and_readiness_answer_without_any_check() {
+    let drain = DrainOptions {
+        delay: Duration::from_secs(30),
+        ..DrainOptions::default()
+    };
+    let token = drain.token.clone();
+    let addr = serve(ConnectionLimits::default(), drain);
+    let ask = |request: &str| {
+        let mut s = connect(addr);
+        s.write_all(request.as_bytes()).expect("write");
+        read_to_close(&mut s).0
+    };
+    // No Host check, no token, no Origin check.
+    let odd = "GET /healthz HTTP/1.1\r\nHost: evil.example\r\nOrigin: http://evil.example\r\nConnection: close\r\n\r\n";
+    let healthz = ask(odd);
+    assert!(healthz.starts_with("HTTP/1.1 200"), "{healthz}");
+    assert!(healthz.ends_with("\r\n\r\nok"), "{healthz}");
+    let ready = ask(&get("/readyz", true));
+    assert!(
+        ready.starts_with("HTTP/1.1 200") && ready.ends_with("ready"),
+        "{ready}"
+    );
+    token.cancel();
+    let draining = ask(&get("/readyz", true));
+    assert!(draining.starts_with("HTTP/1.1 503"), "{draining}");
+    assert!(draining.ends_with("draining"), "{draining}");
+    let healthz = ask(&get("/healthz", true));
+    assert!(healthz.starts_with("HTTP/1.1 200"), "{healthz}");
+}
+
+/// `codemode serve --http 127.0.0.1:0 ARGS` and the address it listens on.
+fn start_binary(args: &[&str]) -> (Child, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--http", "127.0.0.1:0", "--catalog", "conformance"])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn codemode");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("read stderr");
+    let addr = line
+        .trim()
+        .strip_prefix("codemode: listening on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .expect("an address");
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, addr)
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill with a child's PID and a signal number has no memory
+    // effects.
+    let sent = unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(sent, 0);
+}
+
+/// Waits at most `limit` for the child to exit; its exit code.
+fn exit_within(child: &mut Child, limit: Duration) -> Option<i32> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("still running after {limit:?}");
+}
+
+#[test]
+fn sigterm_drains_in_flight_executions_and_exits_0() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let (mut child, addr) = start_binary(&[]);
+        let mut sleeper = connect(addr);
+        let program = "def main():\n    return conformance.sleep(ms=1200)\n";
+        sleeper
+            .write_all(post(&execute(program)).as_bytes())
+            .expect("write");
+        std::thread::sleep(Duration::from_millis(300));
+        signal(&child, sig);
+        std::thread::sleep(Duration::from_millis(300));
+        // No new connection is accepted while the execution finishes.
+        assert!(
+            TcpStream::connect(addr).is_err(),
+            "signal {sig}: still accepting"
+        );
+        let (response, _) = read_to_close(&mut sleeper);
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(
+            response.contains("{\\\"result\\\":{\\\"slept\\\":1200}}"),
+            "{response}"
+        );
+        assert_eq!(
+            exit_within(&mut child, Duration::from_secs(5)),
+            Some(0),
+            "signal {sig}"
+        );
+    }
+}
+
+/// The PIDs of the child processes of `pid` (every thread's).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[test]
+fn a_drain_ends_the_upstream_children() {
+    let fixture = env!("CARGO_BIN_EXE_codemode-upstream-fixture");
+    let upstream = format!("fx={fixture}");
+    let (mut child, addr) = start_binary(&["--upstream", &upstream]);
+    let ready = {
+        let mut s = connect(addr);
+        s.write_all(get("/readyz", true).as_bytes()).expect("write");
+        read_to_close(&mut s).0
+    };
+    assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
+    let upstreams = children(child.id());
+    assert_eq!(upstreams.len(), 1, "one upstream child: {upstreams:?}");
+    signal(&child, libc::SIGTERM);
+    assert_eq!(exit_within(&mut child, Duration::from_secs(5)), Some(0));
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z "))
+    };
+    let started = Instant::now();
+    while !gone(upstreams[0]) && started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone(upstreams[0]), "the upstream child outlived the server");
+}
+
+#[test]
+fn readyz_turns_503_during_the_drain_delay() {
+    let dir = std::env::temp_dir().join(format!("codemode-drain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("drain.toml");
+    std::fs::write(&config, "[http]\ndrain_delay_ms = 1500\n").expect("write");
+    let (mut child, addr) = start_binary(&["--config", config.to_str().expect("utf-8")]);
+    let ask = |request: &str| {
+        let mut s = connect(addr);
+        s.write_all(request.as_bytes()).expect("write");
+        read_to_close(&mut s).0
+    };
+    assert!(ask(&get("/readyz", true)).starts_with("HTTP/1.1 200"));
+    let started = Instant::now();
+    signal(&child, libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(200));
+    let draining = ask(&get("/readyz", true));
+    assert!(draining.starts_with("HTTP/1.1 503"), "{draining}");
+    let served = ask(&post(&execute("def main():\n    return 7\n")));
+    assert!(
+        served.starts_with("HTTP/1.1 200"),
+        "requests are still served: {served}"
+    );
+    assert_eq!(exit_within(&mut child, Duration::from_secs(5)), Some(0));
+    assert!(
+        started.elapsed() >= Duration::from_millis(1400),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
