@@ -13,6 +13,8 @@
 //! gets a tracing span `tool_call` with the tool name, outcome and duration
 //! in microseconds — never arguments, source or results — and, when the
 //! handler has [`Metrics`], is counted and timed there by tool and outcome.
+//! The `initialize` result carries [`INSTRUCTIONS`]: the workflow and the
+//! Python constructs the language lacks.
 
 use crate::telemetry::{error_outcome, Metrics};
 use codemode_catalog::{CancellationToken, CodeMode, Error, Subject, SubjectResolver};
@@ -34,6 +36,20 @@ pub const SEARCH_DESCRIPTION: &str = "Search enabled capabilities using task, re
 pub const DESCRIBE_DESCRIPTION: &str = "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.";
 /// The `execute` description.
 pub const EXECUTE_DESCRIPTION: &str = "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.";
+
+/// The `instructions` of the `initialize` result: the workflow and what
+/// Python habits fail, in at most 1,000 bytes.
+pub const INSTRUCTIONS: &str = "\
+Code mode over a catalog of capabilities, in three steps:
+1. search_api with task or resource words finds capabilities.
+2. describe_api with an exact returned name gives the signature and the input and output fields.
+3. execute runs one Starlark program that defines def main(): with no parameters. Inside main, \
+call capabilities by dotted name with keyword arguments only, e.g. records.lookup(key=\"a\", limit=2), \
+and compose many calls with loops and data shaping. Only main's return value comes back; print is discarded.
+Starlark is not Python: there is no import (json and math are predeclared), no try/except/raise \
+(check first, fail(msg) to stop), no f-strings (\"{}\".format(x) or \"%s\" % x), no while \
+(for i in range(n) with break), no class, with, yield, is, ** or sets; read dict entries with \
+d[\"k\"] or d.get(\"k\"), not d.k. An invalid program error names the line and column and often a hint.";
 
 /// The three tools: name, description, input property, output schema.
 fn tool_table() -> [(&'static str, &'static str, &'static str, Value); 3] {
@@ -249,10 +265,7 @@ impl ServerHandler for CodeModeServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("codemode", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Code mode: find capabilities with search_api, read their exact signatures \
-                 with describe_api, then run one Starlark program with execute.",
-            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
