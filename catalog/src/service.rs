@@ -22,9 +22,11 @@ use crate::binding::bind;
 use crate::capability::CallFailure;
 use crate::catalog::{Catalog, Description};
 use crate::error::Error;
+use crate::progress::{CallDone, Progress};
 use crate::search::{SearchError, SearchLimits, SearchResponse};
 use codemode_vm::{Capabilities, Data, ExecError, Host, HostCall, Limits};
 use futures_util::FutureExt;
+use std::cell::Cell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -163,6 +165,19 @@ impl CodeMode {
         source: &str,
         cancel: CancellationToken,
     ) -> Result<Data, Error> {
+        self.execute_with_progress(subject, source, cancel, None)
+            .await
+    }
+
+    /// [`CodeMode::execute`], telling `progress` after each capability
+    /// call that returned its result.
+    pub async fn execute_with_progress(
+        &self,
+        subject: &Subject,
+        source: &str,
+        cancel: CancellationToken,
+        progress: Option<Arc<dyn Progress>>,
+    ) -> Result<Data, Error> {
         authenticated(subject)?;
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
@@ -202,16 +217,14 @@ impl CodeMode {
         let outcome = if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
             let inline = InlineSlot::take(handle.metrics().num_workers());
             let run = |inline| {
-                run(
-                    &self.inner,
-                    &snapshot,
+                let execution = Execution {
+                    inner: &self.inner,
+                    snapshot: &snapshot,
                     subject,
-                    source,
-                    handle,
-                    &token,
-                    flag,
-                    inline,
-                )
+                    token: &token,
+                    progress: progress.as_deref(),
+                };
+                run(execution, source, handle, flag, inline)
             };
             catch_unwind(AssertUnwindSafe(|| match &inline {
                 Some(_) => run(true),
@@ -223,9 +236,14 @@ impl CodeMode {
                 (self.inner.clone(), subject.clone(), source.to_string());
             let token = token.clone();
             let run = move || {
-                run(
-                    &inner, &snapshot, &subject, &source, handle, &token, flag, false,
-                )
+                let execution = Execution {
+                    inner: &inner,
+                    snapshot: &snapshot,
+                    subject: &subject,
+                    token: &token,
+                    progress: progress.as_deref(),
+                };
+                run(execution, &source, handle, flag, false)
             };
             tokio::task::spawn_blocking(run).await.map_err(|_| ())
         };
@@ -238,20 +256,32 @@ impl CodeMode {
     }
 }
 
-/// Runs one program with the catalog of `snapshot`; `inline` when it runs
-/// on a worker thread that kept its core.
-#[allow(clippy::too_many_arguments)]
+/// What one execution runs with, besides its source.
+struct Execution<'a> {
+    inner: &'a Inner,
+    snapshot: &'a Snapshot,
+    subject: &'a Subject,
+    token: &'a CancellationToken,
+    progress: Option<&'a dyn Progress>,
+}
+
+/// Runs one program with the catalog of its snapshot; `inline` when it
+/// runs on a worker thread that kept its core.
 fn run(
-    inner: &Inner,
-    snapshot: &Snapshot,
-    subject: &Subject,
+    execution: Execution<'_>,
     source: &str,
     handle: Handle,
-    token: &CancellationToken,
     flag: Arc<AtomicBool>,
     inline: bool,
 ) -> Result<Data, ExecError<Error>> {
     let start = Instant::now();
+    let Execution {
+        inner,
+        snapshot,
+        subject,
+        token,
+        progress,
+    } = execution;
     let bridge = Bridge {
         inner,
         catalog: &snapshot.catalog,
@@ -260,6 +290,8 @@ fn run(
         token,
         deadline: start + inner.config.limits.max_time,
         inline,
+        progress,
+        calls: Cell::new(0),
     };
     codemode_vm::execute_with(
         source,
@@ -348,6 +380,61 @@ struct Bridge<'a> {
     /// Whether the program runs on a worker that kept its core: waiting
     /// for a handler must then give the core up first.
     inline: bool,
+    /// Who hears of each completed call, if anyone.
+    progress: Option<&'a dyn Progress>,
+    /// Capability calls that returned their result so far.
+    calls: Cell<u64>,
+}
+
+impl Bridge<'_> {
+    /// Makes a future with `start` (unless the deadline has passed) and
+    /// drives it to its end right here, on the execution's thread, inside
+    /// the runtime's context: no task spawn and no thread hand-off. It is
+    /// polled once at once (most futures finish without waiting); only one
+    /// that waits is driven further, bounded by the remaining deadline and
+    /// the cancellation token, and dropped (which stops it) when either
+    /// ends first.
+    fn drive<F: Future + Unpin>(&self, start: impl FnOnce() -> F) -> Result<F::Output, Error> {
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        if remaining == Duration::ZERO {
+            return Err(Error::ResourceLimitExceeded);
+        }
+        let mut future = start();
+        let first = {
+            let _context = self.handle.enter();
+            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
+        };
+        match first {
+            Poll::Ready(output) => Ok(output),
+            Poll::Pending => {
+                let token = self.token;
+                let wait = || {
+                    self.handle.block_on(async move {
+                        tokio::select! {
+                            output = future => Ok(output),
+                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                            _ = token.cancelled() => Err(Error::Canceled),
+                        }
+                    })
+                };
+                if self.inline {
+                    tokio::task::block_in_place(wait)
+                } else {
+                    wait()
+                }
+            }
+        }
+    }
+
+    /// Tells the observer, if any, that the call of `name` completed.
+    fn report(&self, name: &str) -> Result<(), Error> {
+        let calls = self.calls.get() + 1;
+        self.calls.set(calls);
+        match self.progress {
+            Some(progress) => self.drive(|| progress.call_done(CallDone { calls, name })),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Host for Bridge<'_> {
@@ -373,44 +460,14 @@ impl Host for Bridge<'_> {
             Ok(Err(_)) | Err(_) => return Err(Error::PolicyFailure),
         }
         let handler = cap.handler().ok_or(Error::CapabilityFailed(None))?;
-        let remaining = self.deadline.saturating_duration_since(Instant::now());
-        if remaining == Duration::ZERO {
-            return Err(Error::ResourceLimitExceeded);
-        }
-        // The handler runs right here, on the execution's thread, inside the
-        // runtime's context: no task spawn and no thread hand-off per call.
-        // It is polled once at once (most handlers finish without waiting);
-        // only one that waits is driven further, bounded by the remaining
-        // deadline and the cancellation token. A panic while it is polled is
-        // caught and is a failure of the capability; on the deadline or
-        // cancellation the future is dropped, which stops it.
-        let mut future = AssertUnwindSafe(handler(arguments)).catch_unwind();
-        let first = {
-            let _context = self.handle.enter();
-            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
-        };
-        let outcome = match first {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => {
-                let token = self.token;
-                let wait = || {
-                    self.handle.block_on(async move {
-                        tokio::select! {
-                            outcome = future => Ok(outcome),
-                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                            _ = token.cancelled() => Err(Error::Canceled),
-                        }
-                    })
-                };
-                if self.inline {
-                    tokio::task::block_in_place(wait)?
-                } else {
-                    wait()?
-                }
-            }
-        };
+        // A panic while the handler is polled is caught and is a failure of
+        // the capability.
+        let outcome = self.drive(|| AssertUnwindSafe(handler(arguments)).catch_unwind())?;
         match outcome {
-            Ok(Ok(data)) => Ok(data),
+            Ok(Ok(data)) => {
+                self.report(cap.name().as_str())?;
+                Ok(data)
+            }
             Ok(Err(CallFailure::Input)) => Err(Error::InvalidArguments(None)),
             Ok(Err(CallFailure::Handler(e))) => Err(Error::CapabilityFailed(
                 e.public_message().map(str::to_string),

@@ -14,16 +14,24 @@
 //! in microseconds — never arguments, source or results — and, when the
 //! handler has [`Metrics`], is counted and timed there by tool and outcome.
 //! The `initialize` result carries [`INSTRUCTIONS`]: the workflow and the
-//! Python constructs the language lacks.
+//! Python constructs the language lacks. An `execute` whose request carries
+//! `_meta.progressToken` sends `notifications/progress` after each
+//! capability call that returned its result (`progress`: calls completed,
+//! `message`: the capability's dotted name, never arguments or results);
+//! over stateless HTTP rmcp then answers with an event stream instead of a
+//! plain JSON response.
 
 use crate::telemetry::{error_outcome, Metrics};
-use codemode_catalog::{CancellationToken, CodeMode, Error, Subject, SubjectResolver};
+use codemode_catalog::{
+    CallDone, CancellationToken, CodeMode, Error, Progress, ProgressFuture, Subject,
+    SubjectResolver,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    Tool,
+    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
@@ -229,6 +237,7 @@ impl CodeModeServer {
         argument: &str,
         subject: &Subject,
         cancel: &CancellationToken,
+        progress: Option<Arc<dyn Progress>>,
     ) -> Result<Value, Error> {
         match tool {
             "search_api" => {
@@ -242,7 +251,7 @@ impl CodeModeServer {
             _ => {
                 let data = self
                     .service
-                    .execute(subject, argument, cancel.clone())
+                    .execute_with_progress(subject, argument, cancel.clone(), progress)
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))
@@ -286,14 +295,42 @@ impl ServerHandler for CodeModeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let resolve = || self.resolver.resolve(&context);
-        self.call(
+        let progress = context.meta.get_progress_token().map(|token| {
+            Arc::new(PeerProgress {
+                token,
+                peer: context.peer.clone(),
+            }) as Arc<dyn Progress>
+        });
+        self.call_observed(
             request.name.as_ref(),
             request.arguments.as_ref(),
             resolve,
             &context.ct,
+            progress,
         )
         .await
         .map(Into::into)
+    }
+}
+
+/// Sends `notifications/progress` for the request that carried `token`:
+/// `progress` is the number of capability calls completed, `message` the
+/// name of the one that just completed.
+struct PeerProgress {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+}
+
+impl Progress for PeerProgress {
+    fn call_done(&self, done: CallDone<'_>) -> ProgressFuture {
+        let param = ProgressNotificationParam::new(self.token.clone(), done.calls as f64)
+            .with_message(done.name);
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            // A client that went away hears nothing; the program goes on
+            // until its own cancellation stops it.
+            let _ = peer.notify_progress(param).await;
+        })
     }
 }
 
@@ -308,6 +345,20 @@ impl CodeModeServer {
         arguments: Option<&JsonObject>,
         resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
         cancel: &CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
+        self.call_observed(tool, arguments, resolve, cancel, None)
+            .await
+    }
+
+    /// [`CodeModeServer::call`], telling `progress` of each completed
+    /// capability call of an `execute`.
+    async fn call_observed(
+        &self,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+        resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
+        cancel: &CancellationToken,
+        progress: Option<Arc<dyn Progress>>,
     ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
         let Some(property) = property_of(tool) else {
@@ -336,7 +387,8 @@ impl CodeModeServer {
         };
         let outcome = async {
             let subject = resolve().map_err(|_| Error::Unauthenticated)?;
-            self.dispatch(tool, argument, &subject, cancel).await
+            self.dispatch(tool, argument, &subject, cancel, progress)
+                .await
         }
         .instrument(span.clone())
         .await;
