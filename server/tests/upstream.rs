@@ -121,18 +121,23 @@ fn tools_are_imported_with_their_shapes() {
         out.json()["signature"],
         "fx.union(*, value: any, pairs: any | None)"
     );
-    // Without an output schema: `{text: str}`, and describe says so.
+    // Without an output schema: `{text: str, json: any | None}`, and
+    // describe says so.
     let d = codemode(&["describe", "--upstream", &fx(), "fx.echo_text"], "", &[]).json();
     assert_eq!(d["signature"], "fx.echo_text(*, message: str)");
     assert_eq!(
         d["output"],
-        json!([{"name": "text", "type": "str", "required": true}])
+        json!([
+            {"name": "text", "type": "str", "required": true},
+            {"name": "json", "type": "any | None", "required": true}
+        ])
     );
     assert_eq!(
         d["description"],
-        "Echo a message back as text. The result has two text items.\n\nReturns {text: str}: \
-         the tool declares no output schema, so the result is its text content joined with \
-         newlines."
+        "Echo a message back as text. The result has two text items.\n\nReturns {text: str, \
+         json: any | None}: the tool declares no output schema, so text is its text content \
+         joined with newlines, and json is that text decoded when it is one JSON document \
+         (else None)."
     );
     // The last page of the paginated list was read too, and the colliding
     // names resolved: the exact identifier keeps it.
@@ -176,6 +181,7 @@ def main():
         "echo": echoed["text"].split("\n"),
         "legacy": fx.get_item_2(id="k1")["text"],
         "any": [fx.union(value=5)["text"], fx.union(value="s")["text"]],
+        "decoded": [echoed["json"], fx.union(value=5)["json"], fx.union(value="s")["json"]],
     }
 "#;
     let out = run(&fx(), program, &[]).json();
@@ -188,9 +194,49 @@ def main():
             "item": {"id": "k1", "tags": ["a", "b"], "meta": {"owner": "ops", "n": [1, 2]}, "weight": 2.0},
             "echo": ["echo", "hi"],
             "legacy": "legacy",
-            "any": ["5", "\"s\""]
+            "any": ["5", "\"s\""],
+            "decoded": [null, 5, "s"]
         }})
     );
+}
+
+#[test]
+fn text_results_carry_their_json() {
+    let program = r#"
+def main():
+    listing = fx.json_text(text='{"entries": [{"name": "a.txt", "size": 3}], "truncated": false}\n')
+    out = {"names": [e["name"] for e in listing["json"]["entries"]]}
+    for text in ["plain words", "[1, 2] [3]", "18446744073709551615", "[[[[1]]]]"]:
+        out[text] = fx.json_text(text=text)["json"]
+    return out
+"#;
+    let out = run(&fx(), program, &[]).json();
+    assert_eq!(
+        out,
+        json!({"result": {
+            "names": ["a.txt"],
+            "plain words": null,
+            "[1, 2] [3]": null,
+            // Beyond the signed 64-bit range: the text only.
+            "18446744073709551615": null,
+            "[[[[1]]]]": [[[[1]]]]
+        }})
+    );
+    // The value budgets bound `json`: beyond the depth or the size the call
+    // still returns its text.
+    let program = r#"
+def main():
+    deep = fx.json_text(text="[[[[1]]]]")
+    wide = fx.json_text(text="[" + ",".join(["1"] * 30) + "]")
+    return [deep["json"], len(deep["text"]), wide["json"], len(wide["text"])]
+"#;
+    let out = run(
+        &fx(),
+        program,
+        &["--max-value-depth", "5", "--max-value-bytes", "100"],
+    )
+    .json();
+    assert_eq!(out, json!({"result": [null, 9, null, 61]}));
 }
 
 #[test]
@@ -320,12 +366,12 @@ fn tool_list_floods_are_cut() {
             .expect("run");
         out.status.code()
     };
-    // 11 tools, then extras: at most 1000 tools are imported.
-    assert_eq!(describe("fx.extra_988", "1500", "100"), Some(0));
-    assert_eq!(describe("fx.extra_989", "1500", "100"), Some(1));
+    // 12 tools, then extras: at most 1000 tools are imported.
+    assert_eq!(describe("fx.extra_987", "1500", "100"), Some(0));
+    assert_eq!(describe("fx.extra_988", "1500", "100"), Some(1));
     // At most 64 pages are read.
-    assert_eq!(describe("fx.extra_52", "100", "1"), Some(0));
-    assert_eq!(describe("fx.extra_53", "100", "1"), Some(1));
+    assert_eq!(describe("fx.extra_51", "100", "1"), Some(0));
+    assert_eq!(describe("fx.extra_52", "100", "1"), Some(1));
 }
 
 #[test]

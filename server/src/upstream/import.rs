@@ -7,8 +7,9 @@
 //! input shape from `inputSchema` and the output shape from `outputSchema`
 //! through the catalog's JSON Schema mapping in its upstream mode (what the
 //! notation cannot express is `any`). A tool without an `outputSchema`
-//! returns `{text: str}`, its text content joined with newlines, and its
-//! description says so. Each draft is checked on its own, so one tool the
+//! returns `{text: str, json: any | None}`, its text content joined with
+//! newlines and that text decoded when it is one JSON document (see
+//! [`super::text_result`]), and its description says so. Each draft is checked on its own, so one tool the
 //! catalog refuses (an ID too long, a root schema that is no object) is
 //! left out with a warning instead of failing the others.
 //!
@@ -21,9 +22,10 @@
 
 use super::client::Link;
 use super::naming;
+use super::text_result::{self, TextResult};
 use codemode_catalog::schema::{fields_from_schema, SchemaSource};
 use codemode_catalog::shape::FieldShape;
-use codemode_catalog::{conform_output, Capability, Catalog, Data, HandlerError};
+use codemode_catalog::{conform_output, Capability, Catalog, Data, HandlerError, Limits};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -34,22 +36,25 @@ pub const MAX_SUMMARY_BYTES: usize = 512;
 pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
 
 /// What describe says of a tool without an output schema.
-pub const TEXT_RESULT_NOTE: &str = "Returns {text: str}: the tool declares no output schema, so the result is its text content joined with newlines.";
+pub const TEXT_RESULT_NOTE: &str = text_result::NOTE;
 
 /// How a tool's result becomes the capability's output.
 enum Output {
-    /// `{text: str}`.
-    Text,
+    /// `{text: str, json: any | None}`.
+    Text(TextResult),
     /// `structuredContent` checked against these fields.
     Structured(Vec<FieldShape>),
 }
 
 /// The capabilities of one server's tools; `disabled` IDs are left out.
+/// `limits` are those of the executions that will call them (the decoded
+/// `json` of a text result is held to their value budgets).
 pub fn import(
     server: &str,
     tools: &[Tool],
     link: &Arc<Link>,
     disabled: &HashSet<String>,
+    limits: &Limits,
 ) -> Vec<Capability> {
     // A name listed twice is one tool: the first listing counts.
     let mut seen = HashSet::with_capacity(tools.len());
@@ -71,7 +76,7 @@ pub fn import(
         if disabled.contains(&id) {
             continue;
         }
-        match capability(server, tool, &segment, id, link) {
+        match capability(server, tool, &segment, id, link, limits) {
             Ok(cap) => out.push(cap),
             Err(why) => {
                 tracing::warn!(upstream = server, tool = %tool.name, "tool left out: {why}");
@@ -87,10 +92,11 @@ fn capability(
     segment: &str,
     id: String,
     link: &Arc<Link>,
+    limits: &Limits,
 ) -> Result<Capability, String> {
     let input_schema = serde_json::Value::Object((*tool.input_schema).clone());
-    let mut output = Output::Text;
-    let mut output_schema = text_schema();
+    let mut output = Output::Text(TextResult::new(limits));
+    let mut output_schema = TextResult::schema();
     if let Some(schema) = &tool.output_schema {
         let schema = serde_json::Value::Object((**schema).clone());
         match fields_from_schema(&schema, SchemaSource::Upstream) {
@@ -111,7 +117,7 @@ fn capability(
         tool.description.as_deref().unwrap_or(""),
         MAX_DESCRIPTION_BYTES,
     );
-    if matches!(output, Output::Text) {
+    if matches!(output, Output::Text(_)) {
         if !description.is_empty() {
             description.push_str("\n\n");
         }
@@ -146,14 +152,6 @@ fn capability(
         .build()
         .map_err(|e| e.to_string())?;
     Ok(cap)
-}
-
-fn text_schema() -> serde_json::Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"]
-    })
 }
 
 /// The tool's title, else the first sentence of its description, else a
@@ -226,7 +224,7 @@ fn convert(result: CallToolResult, output: &Output) -> Result<serde_json::Value,
         return Err(HandlerError::public(joined_text(&result)));
     }
     match output {
-        Output::Text => Ok(serde_json::json!({ "text": joined_text(&result) })),
+        Output::Text(text) => Ok(text.value(joined_text(&result))),
         Output::Structured(fields) => {
             let value = match result.structured_content {
                 Some(value) => value,
@@ -291,7 +289,7 @@ mod tests {
             tool("bad name/with space", "An ID cannot hold it."),
         ];
         let disabled = HashSet::from(["upstream.fs.read_file".to_string()]);
-        let caps = import("fs", &tools, &link, &disabled);
+        let caps = import("fs", &tools, &link, &disabled, &Limits::default());
         assert_eq!(caps.len(), 1);
         let catalog = Catalog::builder()
             .capabilities(caps)
@@ -300,6 +298,7 @@ mod tests {
         let d = catalog.describe("fs.read_file_2").expect("renamed");
         assert_eq!(d.signature, "fs.read_file_2(*, path: str | None)");
         assert_eq!(d.output[0].r#type, "str");
+        assert_eq!(d.output[1].r#type, "any | None");
         assert!(
             d.description.ends_with(TEXT_RESULT_NOTE),
             "{}",
@@ -312,9 +311,18 @@ mod tests {
     #[test]
     fn results_convert_or_fail() {
         let text = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        let as_text = Output::Text(TextResult::new(&Limits::default()));
         assert_eq!(
-            convert(text.clone(), &Output::Text).ok(),
-            Some(json!({"text": "a\nb"}))
+            convert(text.clone(), &as_text).ok(),
+            Some(json!({"text": "a\nb", "json": null}))
+        );
+        let listing = CallToolResult::success(vec![
+            ContentBlock::text("[\"a.txt\","),
+            ContentBlock::text("\"b.txt\"]"),
+        ]);
+        assert_eq!(
+            convert(listing, &as_text).ok(),
+            Some(json!({"text": "[\"a.txt\",\n\"b.txt\"]", "json": ["a.txt", "b.txt"]}))
         );
         let fields = fields_from_schema(
             &json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
