@@ -233,25 +233,27 @@ const PREFIX_WEIGHTS: [f32; 16] = {
     out
 };
 
-/// A capability's precomputed search data.
+/// A capability's precomputed search result.
 struct Doc {
     /// `{"name":…,"signature":…,"summary":…}` compact JSON length.
     result_bytes: usize,
     result: SearchResult,
-    /// The weight of an exact match per field (by bit position): the
-    /// field's weight plus its coverage share.
-    exact: [f32; 4],
 }
 
-impl Doc {
+/// The weight of an exact match per field (by bit position) of one
+/// capability: the field's weight plus its coverage share.
+#[derive(Clone, Copy)]
+struct ExactWeights([f32; 4]);
+
+impl ExactWeights {
     /// The weight of an exact match in the fields of `mask`: the strongest
     /// of them. (A query token's contribution is its strongest match only.)
     #[inline]
-    fn exact_weight(&self, mask: u8) -> f32 {
+    fn of(self, mask: u8) -> f32 {
         let mut best = 0f32;
         let mut bits = mask;
         while bits != 0 {
-            best = best.max(self.exact[bits.trailing_zeros() as usize]);
+            best = best.max(self.0[bits.trailing_zeros() as usize]);
             bits &= bits - 1;
         }
         best
@@ -261,6 +263,8 @@ impl Doc {
 /// The inverted index of a catalog.
 pub(crate) struct SearchIndex {
     docs: Vec<Doc>,
+    /// Per capability, beside `docs` so that scoring reads them densely.
+    exact: Vec<ExactWeights>,
     vocab: Vec<String>,
     /// Per vocabulary token: (capability, field mask), by capability.
     postings: Vec<Vec<(u32, u8)>>,
@@ -272,6 +276,7 @@ impl SearchIndex {
     pub(crate) fn build(entries: &[Entry]) -> SearchIndex {
         let mut map: HashMap<String, Vec<(u32, u8)>> = HashMap::new();
         let mut docs = Vec::with_capacity(entries.len());
+        let mut exact_weights = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
             let i = i as u32;
             // Distinct tokens per coverage field (name, terms, summary).
@@ -329,8 +334,8 @@ impl SearchIndex {
             docs.push(Doc {
                 result_bytes: serde_json::to_string(&result).map_or(usize::MAX, |s| s.len()),
                 result,
-                exact,
             });
+            exact_weights.push(ExactWeights(exact));
         }
         let mut pairs: Vec<(String, Vec<(u32, u8)>)> = map.into_iter().collect();
         pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -345,6 +350,7 @@ impl SearchIndex {
         SearchIndex {
             by_lower_name,
             docs,
+            exact: exact_weights,
             vocab,
             postings,
         }
@@ -414,7 +420,7 @@ impl SearchIndex {
                 for &(doc, mask) in &self.postings[i] {
                     let d = doc as usize;
                     let weight = if is_exact {
-                        self.docs[d].exact_weight(mask)
+                        self.exact[d].of(mask)
                     } else {
                         PREFIX_WEIGHTS[usize::from(mask)]
                     };
