@@ -240,34 +240,35 @@ struct Doc {
     result: SearchResult,
 }
 
-/// The weight of an exact match per field (by bit position) of one
-/// capability: the field's weight plus its coverage share.
-#[derive(Clone, Copy)]
-struct ExactWeights([f32; 4]);
-
-impl ExactWeights {
-    /// The weight of an exact match in the fields of `mask`: the strongest
-    /// of them. (A query token's contribution is its strongest match only.)
-    #[inline]
-    fn of(self, mask: u8) -> f32 {
-        let mut best = 0f32;
-        let mut bits = mask;
-        while bits != 0 {
-            best = best.max(self.0[bits.trailing_zeros() as usize]);
-            bits &= bits - 1;
-        }
-        best
+/// The weight of an exact match in the fields of `mask` for a capability
+/// whose per-field exact weights (the field's weight plus its coverage
+/// share) are `exact`: the strongest of them. (A query token's
+/// contribution is its strongest match only.)
+fn exact_weight(exact: &[f32; 4], mask: u8) -> f32 {
+    let mut best = 0f32;
+    let mut bits = mask;
+    while bits != 0 {
+        best = best.max(exact[bits.trailing_zeros() as usize]);
+        bits &= bits - 1;
     }
+    best
+}
+
+/// One capability that has a vocabulary token, with the weights of an
+/// exact and of a prefix match of it (computed when the index is built).
+#[derive(Clone, Copy)]
+struct Posting {
+    doc: u32,
+    exact: f32,
+    prefix: f32,
 }
 
 /// The inverted index of a catalog.
 pub(crate) struct SearchIndex {
     docs: Vec<Doc>,
-    /// Per capability, beside `docs` so that scoring reads them densely.
-    exact: Vec<ExactWeights>,
     vocab: Vec<String>,
-    /// Per vocabulary token: (capability, field mask), by capability.
-    postings: Vec<Vec<(u32, u8)>>,
+    /// Per vocabulary token: the capabilities that have it, in order.
+    postings: Vec<Vec<Posting>>,
     /// Lower-cased dotted names, for the exact-name rule.
     by_lower_name: HashMap<String, Vec<usize>>,
 }
@@ -335,11 +336,23 @@ impl SearchIndex {
                 result_bytes: serde_json::to_string(&result).map_or(usize::MAX, |s| s.len()),
                 result,
             });
-            exact_weights.push(ExactWeights(exact));
+            exact_weights.push(exact);
         }
         let mut pairs: Vec<(String, Vec<(u32, u8)>)> = map.into_iter().collect();
         pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let (vocab, postings): (Vec<String>, Vec<Vec<(u32, u8)>>) = pairs.into_iter().unzip();
+        let postings = postings
+            .into_iter()
+            .map(|list| {
+                list.into_iter()
+                    .map(|(doc, mask)| Posting {
+                        doc,
+                        exact: exact_weight(&exact_weights[doc as usize], mask),
+                        prefix: PREFIX_WEIGHTS[usize::from(mask)],
+                    })
+                    .collect()
+            })
+            .collect();
         let mut by_lower_name: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, d) in docs.iter().enumerate() {
             by_lower_name
@@ -350,7 +363,6 @@ impl SearchIndex {
         SearchIndex {
             by_lower_name,
             docs,
-            exact: exact_weights,
             vocab,
             postings,
         }
@@ -414,18 +426,26 @@ impl SearchIndex {
                     .take_while(|v| v.starts_with(t.as_str()))
                     .count();
             }
+            if end == start + 1 && exact_at.is_ok() {
+                // Exact only: every capability appears once, so its one
+                // match is its strongest.
+                let list = &self.postings[start];
+                let idf = 1.0 + (n as f32 / list.len() as f32).ln();
+                for p in list {
+                    let a = &mut acc[p.doc as usize];
+                    a.0 += p.exact * idf;
+                    a.1 += 1;
+                }
+                continue;
+            }
             touched.clear();
             for i in start..end {
                 let is_exact = exact_at == Ok(i);
-                for &(doc, mask) in &self.postings[i] {
-                    let d = doc as usize;
-                    let weight = if is_exact {
-                        self.exact[d].of(mask)
-                    } else {
-                        PREFIX_WEIGHTS[usize::from(mask)]
-                    };
+                for p in &self.postings[i] {
+                    let d = p.doc as usize;
+                    let weight = if is_exact { p.exact } else { p.prefix };
                     if best[d] == 0.0 {
-                        touched.push(doc);
+                        touched.push(p.doc);
                     }
                     best[d] = best[d].max(weight);
                 }
