@@ -406,10 +406,10 @@ impl SearchIndex {
             1 | 2 => q,
             _ => (2 * q).div_ceil(3),
         };
-        // Per capability: the score so far and the query tokens matched.
-        let mut acc = vec![(0f32, 0u8); n];
-        // The strongest match of the current token per capability touched.
-        let mut best = vec![0f32; n];
+        // Per capability: the score so far, the strongest match of the
+        // current token, and the query tokens matched.
+        let mut acc = vec![(0f32, 0f32, 0u8); n];
+        // The capabilities the current token matched.
         let mut touched: Vec<u32> = Vec::new();
         for t in tokens {
             let exact_at = self.vocab.binary_search(t);
@@ -434,7 +434,7 @@ impl SearchIndex {
                 for p in list {
                     let a = &mut acc[p.doc as usize];
                     a.0 += p.exact * idf;
-                    a.1 += 1;
+                    a.2 += 1;
                 }
                 continue;
             }
@@ -444,10 +444,11 @@ impl SearchIndex {
                 for p in &self.postings[i] {
                     let d = p.doc as usize;
                     let weight = if is_exact { p.exact } else { p.prefix };
-                    if best[d] == 0.0 {
+                    let a = &mut acc[d];
+                    if a.1 == 0.0 {
                         touched.push(p.doc);
                     }
-                    best[d] = best[d].max(weight);
+                    a.1 = a.1.max(weight);
                 }
             }
             if touched.is_empty() {
@@ -456,16 +457,17 @@ impl SearchIndex {
             let idf = 1.0 + (n as f32 / touched.len() as f32).ln();
             for &doc in &touched {
                 let d = doc as usize;
-                acc[d].0 += best[d] * idf;
-                acc[d].1 += 1;
-                best[d] = 0.0;
+                let a = &mut acc[d];
+                a.0 += a.1 * idf;
+                a.1 = 0.0;
+                a.2 += 1;
             }
         }
         // The best `keep` in result order, kept sorted: most candidates are
         // rejected by one comparison with the current worst.
         let order = |x: &(f32, usize), y: &(f32, usize)| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1));
         let mut top: Vec<(f32, usize)> = Vec::with_capacity(keep.saturating_add(1).min(n));
-        for (d, &(score, matched)) in acc.iter().enumerate() {
+        for (d, &(score, _, matched)) in acc.iter().enumerate() {
             if usize::from(matched) < needed || exact.contains(&d) {
                 continue;
             }
