@@ -37,11 +37,16 @@
 //!     Ok(Data::List(vec![Data::Str("ALPHA".into()), Data::Str("ALPINE".into())]))
 //! );
 //!
-//! // Errors are classified; a runtime error names its position.
+//! // Errors are classified; a runtime error names its position, and one
+//! // that a Python habit caused ends with a hint.
 //! let bad = execute("def main():\n    return 1 + \"a\"\n", &[], &Records, &Limits::default(), None);
 //! assert_eq!(
 //!     bad,
-//!     Err(ExecError::InvalidProgram("<codemode>:2:14: unknown binary op: int + string".into()))
+//!     Err(ExecError::InvalidProgram(
+//!         "<codemode>:2:14: unknown binary op: int + string (hint: convert first: \
+//!          str(x) to join text, int(x) or float(x) for arithmetic)"
+//!             .into()
+//!     ))
 //! );
 //! ```
 

@@ -68,6 +68,7 @@ pub mod convert;
 pub mod decode;
 pub mod error;
 pub mod names;
+pub mod progress;
 #[cfg(feature = "rego")]
 pub mod rego;
 pub mod schema;
@@ -92,6 +93,7 @@ pub use codemode_vm::{Data, Limits};
 pub use conform::{conform_output, Mismatch};
 pub use error::Error;
 pub use names::{CapabilityId, CapabilityName, NameError};
+pub use progress::{CallDone, Progress, ProgressFuture};
 #[cfg(feature = "rego")]
 pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
 pub use schema::ShapeError;

@@ -34,6 +34,7 @@ use crate::catalog::{CapabilityRef, Catalog, Description};
 use crate::conform::conform_output;
 use crate::convert::data_to_json;
 use crate::error::Error;
+use crate::progress::{CallDone, Progress};
 use crate::search::{SearchError, SearchLimits, SearchResponse};
 use codemode_vm::{Capabilities, Data, ExecError, Host, HostCall, Limits};
 use futures_util::FutureExt;
@@ -210,7 +211,7 @@ impl CodeMode {
         source: &str,
         cancel: CancellationToken,
     ) -> Result<Data, Error> {
-        self.execute_approved_by(subject, source, cancel, self.approver.clone())
+        self.execute_observed(subject, source, cancel, self.approver.clone(), None)
             .await
     }
 
@@ -223,6 +224,33 @@ impl CodeMode {
         source: &str,
         cancel: CancellationToken,
         approver: Arc<dyn Approver>,
+    ) -> Result<Data, Error> {
+        self.execute_observed(subject, source, cancel, approver, None)
+            .await
+    }
+
+    /// [`CodeMode::execute`], telling `progress` after each capability
+    /// call that returned its result.
+    pub async fn execute_with_progress(
+        &self,
+        subject: &Subject,
+        source: &str,
+        cancel: CancellationToken,
+        progress: Option<Arc<dyn Progress>>,
+    ) -> Result<Data, Error> {
+        self.execute_observed(subject, source, cancel, self.approver.clone(), progress)
+            .await
+    }
+
+    /// [`CodeMode::execute`] with both: `approver` asked when a policy
+    /// answers *ask*, `progress` told of each completed capability call.
+    pub async fn execute_observed(
+        &self,
+        subject: &Subject,
+        source: &str,
+        cancel: CancellationToken,
+        approver: Arc<dyn Approver>,
+        progress: Option<Arc<dyn Progress>>,
     ) -> Result<Data, Error> {
         authenticated(subject)?;
         // Refused before it waits for a slot, holding its source.
@@ -260,19 +288,17 @@ impl CodeMode {
         let outcome = if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
             let inline = InlineSlot::take(handle.metrics().num_workers());
             let run = |inline| {
-                run(
-                    &self.inner,
-                    &snapshot,
-                    Session {
+                let execution = Execution {
+                    inner: &self.inner,
+                    snapshot: &snapshot,
+                    session: Session {
                         subject,
                         approver: &*approver,
                         token: &token,
                     },
-                    source,
-                    handle,
-                    flag,
-                    inline,
-                )
+                    progress: progress.as_deref(),
+                };
+                run(execution, source, handle, flag, inline)
             };
             catch_unwind(AssertUnwindSafe(|| match &inline {
                 Some(_) => run(true),
@@ -285,12 +311,17 @@ impl CodeMode {
             let token = token.clone();
             let approver = approver.clone();
             let run = move || {
-                let session = Session {
-                    subject: &subject,
-                    approver: &*approver,
-                    token: &token,
+                let execution = Execution {
+                    inner: &inner,
+                    snapshot: &snapshot,
+                    session: Session {
+                        subject: &subject,
+                        approver: &*approver,
+                        token: &token,
+                    },
+                    progress: progress.as_deref(),
                 };
-                run(&inner, &snapshot, session, &source, handle, flag, false)
+                run(execution, &source, handle, flag, false)
             };
             tokio::task::spawn_blocking(run).await.map_err(|_| ())
         };
@@ -312,18 +343,30 @@ struct Session<'a> {
     token: &'a CancellationToken,
 }
 
-/// Runs one program with the catalog of `snapshot`; `inline` when it runs
-/// on a worker thread that kept its core.
+/// What one execution runs with, besides its source.
+struct Execution<'a> {
+    inner: &'a Inner,
+    snapshot: &'a Snapshot,
+    session: Session<'a>,
+    progress: Option<&'a dyn Progress>,
+}
+
+/// Runs one program with the catalog of its snapshot; `inline` when it
+/// runs on a worker thread that kept its core.
 fn run(
-    inner: &Inner,
-    snapshot: &Snapshot,
-    session: Session<'_>,
+    execution: Execution<'_>,
     source: &str,
     handle: Handle,
     flag: Arc<AtomicBool>,
     inline: bool,
 ) -> Result<Data, ExecError<Error>> {
     let start = Instant::now();
+    let Execution {
+        inner,
+        snapshot,
+        session,
+        progress,
+    } = execution;
     let bridge = Bridge {
         inner,
         catalog: &snapshot.catalog,
@@ -332,6 +375,8 @@ fn run(
         deadline: Cell::new(start + inner.config.limits.max_time),
         paused: Cell::new(Duration::ZERO),
         inline,
+        progress,
+        calls: Cell::new(0),
     };
     codemode_vm::execute_with(
         source,
@@ -642,6 +687,64 @@ struct Bridge<'a> {
     /// Whether the program runs on a worker that kept its core: waiting
     /// for a handler must then give the core up first.
     inline: bool,
+    /// Who hears of each completed call, if anyone.
+    progress: Option<&'a dyn Progress>,
+    /// Capability calls that returned their result so far.
+    calls: Cell<u64>,
+}
+
+impl Bridge<'_> {
+    /// Makes a future with `start` (unless the deadline has passed) and
+    /// drives it to its end right here, on the execution's thread, inside
+    /// the runtime's context: no task spawn and no thread hand-off. It is
+    /// polled once at once (most futures finish without waiting); only one
+    /// that waits is driven further, bounded by the remaining deadline and
+    /// the cancellation token, and dropped (which stops it) when either
+    /// ends first.
+    fn drive<F: Future + Unpin>(&self, start: impl FnOnce() -> F) -> Result<F::Output, Error> {
+        let remaining = self
+            .deadline
+            .get()
+            .saturating_duration_since(Instant::now());
+        if remaining == Duration::ZERO {
+            return Err(Error::ResourceLimitExceeded);
+        }
+        let mut future = start();
+        let first = {
+            let _context = self.handle.enter();
+            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
+        };
+        match first {
+            Poll::Ready(output) => Ok(output),
+            Poll::Pending => {
+                let token = self.session.token;
+                let wait = || {
+                    self.handle.block_on(async move {
+                        tokio::select! {
+                            output = future => Ok(output),
+                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                            _ = token.cancelled() => Err(Error::Canceled),
+                        }
+                    })
+                };
+                if self.inline {
+                    tokio::task::block_in_place(wait)
+                } else {
+                    wait()
+                }
+            }
+        }
+    }
+
+    /// Tells the observer, if any, that the call of `name` completed.
+    fn report(&self, name: &str) -> Result<(), Error> {
+        let calls = self.calls.get() + 1;
+        self.calls.set(calls);
+        match self.progress {
+            Some(progress) => self.drive(|| progress.call_done(CallDone { calls, name })),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Bridge<'_> {
@@ -677,40 +780,14 @@ impl Host for Bridge<'_> {
             self.paused.set(waited);
             answer?;
         }
-        let remaining = self
-            .deadline
-            .get()
-            .saturating_duration_since(Instant::now());
-        if remaining == Duration::ZERO {
-            return Err(Error::ResourceLimitExceeded);
-        }
-        // The handler runs right here, on the execution's thread, inside the
-        // runtime's context: no task spawn and no thread hand-off per call.
-        // It is polled once at once (most handlers finish without waiting);
-        // only one that waits is driven further, bounded by the remaining
-        // deadline and the cancellation token. A panic while it is polled is
-        // caught and is a failure of the capability; on the deadline or
-        // cancellation the future is dropped, which stops it.
+        // The handler runs right here, on the execution's thread (see
+        // `drive`). A panic while it is polled is caught and is a failure of
+        // the capability.
         let future = start_handler(session, &cap, arguments, self.deadline.get())?;
-        let mut future = AssertUnwindSafe(future).catch_unwind();
-        let first = {
-            let _context = self.handle.enter();
-            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
-        };
-        let outcome = match first {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => {
-                let token = session.token;
-                self.block_on(async move {
-                    tokio::select! {
-                        outcome = future => Ok(outcome),
-                        _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                        _ = token.cancelled() => Err(Error::Canceled),
-                    }
-                })?
-            }
-        };
-        settle(&cap, outcome)
+        let outcome = self.drive(|| AssertUnwindSafe(future).catch_unwind())?;
+        let data = settle(&cap, outcome)?;
+        self.report(cap.name().as_str())?;
+        Ok(data)
     }
 
     fn take_paused(&self) -> Duration {

@@ -50,6 +50,56 @@ fn names(r: &SearchResponse) -> Vec<&str> {
 }
 
 #[test]
+fn an_exact_match_ranks_above_a_prefix_match() {
+    // `review` is exact in the first name, a prefix of `reviews` in the
+    // second, which the query covers more fully: exact still ranks first.
+    let catalog = Catalog::builder()
+        .capability(cap("aa.review_comments_thread_list", "Do one thing."))
+        .capability(cap("bb.reviews", "Do another thing."))
+        .build()
+        .unwrap();
+    assert_eq!(
+        names(&catalog.search("review").unwrap()),
+        ["aa.review_comments_thread_list", "bb.reviews"]
+    );
+    // Within the summary too, and a token that also matches other fields
+    // counts once, by its strongest match.
+    let catalog = Catalog::builder()
+        .capability(cap(
+            "aa.one",
+            "Review the long list of open comment threads.",
+        ))
+        .capability(cap("bb.two", "Reviews."))
+        .capability(cap("cc.three", "Reviews.").description("Review reviews of a review."))
+        .build()
+        .unwrap();
+    assert_eq!(
+        names(&catalog.search("review").unwrap()),
+        ["aa.one", "bb.two", "cc.three"]
+    );
+}
+
+#[test]
+fn separators_are_what_is_not_a_letter_or_digit() {
+    // `²` and `½` (No) and `Ⅻ` (Nl) separate tokens; `İ` lower-cases to `i`.
+    let catalog = Catalog::builder()
+        .capability(cap("records.lookup", "Look up records by chapter."))
+        .build()
+        .unwrap();
+    for q in ["records²", "½records", "recordsⅫ", "²½Ⅻ records ²"] {
+        assert_eq!(
+            names(&catalog.search(q).unwrap()),
+            ["records.lookup"],
+            "{q}"
+        );
+    }
+    assert_eq!(
+        codemode_catalog::tokenize("a²b ½c Ⅻd İstanbul ǅemal ٣x"),
+        ["a", "b", "c", "d", "istanbul", "ǆemal", "٣", "x"]
+    );
+}
+
+#[test]
 fn empty_queries_return_the_exact_empty_object() {
     let small = small();
     let github = github("empty_queries_return_the_exact_empty_object (on the GitHub catalog)");

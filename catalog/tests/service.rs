@@ -1,14 +1,15 @@
 //! The CodeMode service end to end: execute through the VM and the host
 //! bridge (binding, authorization, handlers, failures, deadlines,
-//! cancellation, concurrency), and the exact error texts.
+//! cancellation, concurrency), the exact error texts, and progress reports.
 
 use codemode_catalog::{
-    AuthorizationRequest, CancellationToken, Capability, Catalog, CodeMode, Config, Data, Decision,
-    HandlerError, Manifest, NoInput, PolicyError, PolicyFn, Rule, Subject,
+    AuthorizationRequest, CallDone, CancellationToken, Capability, Catalog, CodeMode, Config, Data,
+    Decision, HandlerError, Limits, Manifest, NoInput, PolicyError, PolicyFn, Progress,
+    ProgressFuture, Rule, Subject,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Deserialize, JsonSchema)]
@@ -679,4 +680,95 @@ async fn a_current_thread_runtime_serves_handlers_too() {
 #[test]
 fn data_is_reexported() {
     assert_eq!(Data::Int(1).to_json_string(), "1");
+}
+
+/// What an observer heard: (calls completed, capability name).
+type Heard = Arc<Mutex<Vec<(u64, String)>>>;
+
+/// Records what a progress observer hears; its future waits `wait` first.
+fn observer(wait: Duration) -> (Arc<dyn Progress>, Heard) {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = heard.clone();
+    let progress = move |done: CallDone<'_>| -> ProgressFuture {
+        let log = log.clone();
+        let entry = (done.calls, done.name.to_string());
+        Box::pin(async move {
+            tokio::time::sleep(wait).await;
+            log.lock().expect("lock").push(entry);
+        })
+    };
+    (Arc::new(progress), heard)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_hears_each_completed_call_in_order() {
+    let cm = service();
+    let source = "def main():\n    a = conformance.add(a=1, b=2)\n    \
+                  e = conformance.echo(value=\"x\")\n    conformance.add(a=1, b=\"no\")\n";
+    // Each report runs to its end (here after a wait) before the program
+    // goes on; a call that fails binding is not reported.
+    let (progress, heard) = observer(Duration::from_millis(20));
+    let outcome = cm
+        .execute_with_progress(&me(), source, CancellationToken::new(), Some(progress))
+        .await;
+    assert_eq!(
+        outcome.map_err(|e| e.to_string()),
+        Err("invalid capability arguments: b: want int, got str".into())
+    );
+    assert_eq!(
+        *heard.lock().expect("lock"),
+        vec![
+            (1, "conformance.add".to_string()),
+            (2, "conformance.echo".to_string())
+        ]
+    );
+    // On a current-thread runtime too (the program runs on the blocking
+    // pool).
+    let (progress, heard) = observer(Duration::from_millis(1));
+    let outcome = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let source = "def main():\n    return conformance.add(a=1, b=2)\n";
+            cm.execute_with_progress(&me(), source, CancellationToken::new(), Some(progress))
+                .await
+                .map(|d| d.to_json_string())
+        })
+    })
+    .await
+    .expect("joined");
+    assert_eq!(outcome, Ok("{\"sum\":3}".to_string()));
+    assert_eq!(
+        *heard.lock().expect("lock"),
+        vec![(1, "conformance.add".to_string())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_progress_report_ends_at_the_deadline() {
+    let cm = service_with(Config {
+        limits: Limits {
+            max_time: Duration::from_millis(100),
+            ..Limits::default()
+        },
+        ..Config::default()
+    });
+    let (progress, heard) = observer(Duration::from_secs(60));
+    let started = Instant::now();
+    let outcome = cm
+        .execute_with_progress(
+            &me(),
+            "def main():\n    return conformance.add(a=1, b=2)\n",
+            CancellationToken::new(),
+            Some(progress),
+        )
+        .await;
+    assert_eq!(
+        outcome.map_err(|e| e.to_string()),
+        Err("resource limit exceeded".into())
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(heard.lock().expect("lock").is_empty());
 }

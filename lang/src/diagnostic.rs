@@ -3,9 +3,11 @@
 //! Errors carry a byte offset; [`LineIndex`] turns it into the 1-based line
 //! and column starlark-go reports (columns count Unicode scalar values, a
 //! tab is one column), and [`Diagnostic::render`] writes the
-//! `<codemode>:LINE:COL: message` form of the tool reference.
+//! `<codemode>:LINE:COL: message` form of the tool reference, followed by
+//! the error's [`Hint`] when it has one.
 
 use crate::ast::Pos;
+use crate::hint::Hint;
 use std::fmt;
 
 /// The file name every position is reported under.
@@ -18,6 +20,9 @@ pub struct Diagnostic {
     pub pos: Pos,
     /// starlark-go's wording of the error, without position.
     pub message: String,
+    /// How to write what the program tried, when it tried a construct the
+    /// language lacks.
+    pub hint: Option<Hint>,
 }
 
 impl Diagnostic {
@@ -25,13 +30,22 @@ impl Diagnostic {
         Diagnostic {
             pos,
             message: message.into(),
+            hint: None,
         }
     }
 
-    /// `<codemode>:LINE:COL: message`, positions computed against `source`.
+    /// This diagnostic with `hint`.
+    pub fn with_hint(mut self, hint: Option<Hint>) -> Diagnostic {
+        self.hint = hint;
+        self
+    }
+
+    /// `<codemode>:LINE:COL: message`, positions computed against `source`,
+    /// then ` (hint: TEXT)` when there is a hint.
     pub fn render(&self, source: &str) -> String {
         let (line, col) = LineIndex::new(source).line_col(self.pos);
-        format!("{FILE_NAME}:{line}:{col}: {}", self.message)
+        let hint = self.hint.map(|h| h.to_string()).unwrap_or_default();
+        format!("{FILE_NAME}:{line}:{col}: {}{hint}", self.message)
     }
 }
 
@@ -112,5 +126,10 @@ mod tests {
     fn render_uses_the_codemode_file_name() {
         let d = Diagnostic::new(4, "undefined: y");
         assert_eq!(d.render("abc\nxy"), "<codemode>:2:1: undefined: y");
+        let d = Diagnostic::new(0, "undefined: true").with_hint(Some(Hint::Constants));
+        assert_eq!(
+            d.render("true"),
+            "<codemode>:1:1: undefined: true (hint: the constants are True, False and None)"
+        );
     }
 }

@@ -379,7 +379,7 @@ impl<'a, const CONTEXT: bool> Lexer<'a, CONTEXT> {
                 Raw::Pass => Tok::Pass,
                 Raw::Return => Tok::Return,
                 Raw::While => Tok::While,
-                Raw::Reserved => Tok::Illegal,
+                Raw::Reserved => Tok::Illegal(self.raw.slice()),
                 Raw::Plus => Tok::Plus,
                 Raw::Minus => Tok::Minus,
                 Raw::Star => Tok::Star,

@@ -6,12 +6,15 @@
 //! arena; [`resolve`] binds every identifier (local, cell, free, global,
 //! predeclared, universal) and enforces the restrictions of starlark-go's
 //! default file options. [`check`] does both. Every failure is a single
-//! [`Diagnostic`] at the position starlark-go reports. The [`Lexer`] is
-//! public on its own, so the scanner can be driven (and fuzzed) alone.
+//! [`Diagnostic`] at the position starlark-go reports, with a [`Hint`]
+//! when the program tried a Python construct the language lacks. The
+//! [`Lexer`] is public on its own, so the scanner can be driven (and
+//! fuzzed) alone.
 
 pub mod ast;
 mod diagnostic;
 pub mod hash;
+mod hint;
 mod lexer;
 mod parse;
 mod prefetch;
@@ -19,6 +22,7 @@ mod resolve;
 mod token;
 
 pub use diagnostic::{Diagnostic, LineIndex, FILE_NAME};
+pub use hint::{without_hint, Hint, MAX_HINT_BYTES};
 pub use lexer::{LexError, Lexer};
 pub use parse::parse;
 pub use resolve::{nearest, resolve, Names};

@@ -23,7 +23,7 @@ use crate::ast::{
 };
 use crate::lexer::{Bracket, LexError, Lexer, Spanned, TOO_DEEP};
 use crate::token::Tok;
-use crate::{Diagnostic, MAX_NESTING};
+use crate::{Diagnostic, Hint, MAX_NESTING};
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 use lalrpop_util::ParseError;
@@ -71,7 +71,9 @@ pub fn parse<'a>(arena: &'a Bump, source: &'a str) -> Result<&'a Module<'a>, Dia
             // handed out through one that does.
             let mut replay = Lexer::with_context(arena, source);
             replay.by_ref().take(lexer.emitted()).for_each(drop);
-            Err(syntax_error(e, &replay, source))
+            let diagnostic = syntax_error(&e, &replay, source);
+            let hint = python_hint(&e, replay, arena, source);
+            Err(diagnostic.with_hint(hint))
         }
     }
 }
@@ -1083,26 +1085,106 @@ fn terminal_name(t: &str) -> String {
 }
 
 /// Turns a lalrpop error into starlark-go's diagnostic.
-fn syntax_error<'a>(err: PErr<'a>, lx: &Lexer<'a, true>, src: &str) -> Diagnostic {
+fn syntax_error<'a>(err: &PErr<'a>, lx: &Lexer<'a, true>, src: &str) -> Diagnostic {
     let (got, pos, expected) = match err {
-        ParseError::User { error } => return Diagnostic::new(error.pos as u32, error.message),
+        ParseError::User { error } => {
+            return Diagnostic::new(error.pos as u32, error.message.clone())
+        }
         ParseError::InvalidToken { location } => {
-            return Diagnostic::new(location as u32, "invalid token")
+            return Diagnostic::new(*location as u32, "invalid token")
         }
         ParseError::ExtraToken { token: (_, t, r) } => {
-            return Diagnostic::new(r as u32, format!("got {}, want end of file", t.describe()))
+            return Diagnostic::new(*r as u32, format!("got {}, want end of file", t.describe()))
         }
         ParseError::UnrecognizedEof { expected, .. } => (None, src.len(), expected),
         ParseError::UnrecognizedToken {
             token: (_, t, r),
             expected,
-        } => (Some(t), r, expected),
+        } => (Some(*t), *r, expected),
     };
-    let message = describe(got, &expected, lx);
+    let message = describe(got, expected, lx);
     match message {
         Wording::At(p, m) => Diagnostic::new(p as u32, m),
         Wording::Here(m) => Diagnostic::new(pos as u32, m),
     }
+}
+
+/// The hint for a syntax error that a Python construct caused, read from
+/// the offending token, the tokens around it and the bracket it is in.
+/// `lx` has handed out every token up to the offending one (the newest).
+fn python_hint<'a>(
+    err: &PErr<'a>,
+    mut lx: Lexer<'a, true>,
+    arena: &'a Bump,
+    src: &'a str,
+) -> Option<Hint> {
+    let (start, got, end) = match err {
+        ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => *token,
+        _ => return None,
+    };
+    let prev = lx.recent()[1];
+    let prev_ends_operand = prev.is_some_and(|(_, t, _)| t.ends_operand());
+    match got {
+        Tok::Illegal(word) => return Hint::for_reserved(word),
+        Tok::StarStar if prev_ends_operand => return Some(Hint::Power),
+        Tok::StarStar if lx.ctx == Some(Bracket::Dict) => return Some(Hint::DictUnpack),
+        // `f"..."` scans as the identifier `f` touching a string.
+        Tok::Lit(Literal::String(_) | Literal::Bytes(_)) => {
+            if let Some((_, Tok::Ident(prefix), prev_end)) = prev {
+                let f_prefix = matches!(prefix.to_ascii_lowercase().as_str(), "f" | "rf" | "fr");
+                if f_prefix && prev_end == start {
+                    return Some(Hint::FString);
+                }
+            }
+        }
+        // `:=` scans as `:` touching `=`.
+        Tok::Colon => {
+            if let Some(Ok((next_start, Tok::Eq, _))) = lx.next() {
+                if next_start == end {
+                    return Some(Hint::Walrus);
+                }
+            }
+        }
+        // The first entry of a brace display without a `:` is a set.
+        Tok::Comma | Tok::RBrace | Tok::For
+            if lx.ctx == Some(Bracket::Dict)
+                && prev_ends_operand
+                && !display_has_colon(arena, src, lx.emitted()) =>
+        {
+            return Some(Hint::Set);
+        }
+        _ => {}
+    }
+    // `async def`, `async for`, `await f()`.
+    match (prev, got) {
+        (Some((_, Tok::Ident("async"), _)), Tok::Def | Tok::For)
+        | (Some((_, Tok::Ident("await"), _)), Tok::Ident(_)) => Some(Hint::Async),
+        _ => None,
+    }
+}
+
+/// Whether the innermost bracket open at the `count`th token of `src`
+/// (the offending one, which may close it) holds a `:` of its own before
+/// that token.
+fn display_has_colon(arena: &Bump, src: &str, count: usize) -> bool {
+    // One flag per open bracket; bracket depth is bounded by the lexer.
+    let mut colons: Vec<bool> = Vec::new();
+    for token in Lexer::new(arena, src).take(count.saturating_sub(1)) {
+        match token {
+            Ok((_, Tok::LParen | Tok::LBrack | Tok::LBrace, _)) => colons.push(false),
+            Ok((_, Tok::RParen | Tok::RBrack | Tok::RBrace, _)) => {
+                colons.pop();
+            }
+            Ok((_, Tok::Colon, _)) => {
+                if let Some(seen) = colons.last_mut() {
+                    *seen = true;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    colons.last().copied().unwrap_or(false)
 }
 
 enum Wording {

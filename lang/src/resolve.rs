@@ -35,6 +35,7 @@ use crate::ast::{
 };
 use crate::diagnostic::{Diagnostic, LineIndex, FILE_NAME};
 use crate::hash::{KeyHash, SeededHash};
+use crate::hint::Hint;
 use crate::prefetch::{prefetch, prefetch_between};
 use bumpalo::Bump;
 use std::collections::hash_map::RandomState;
@@ -371,8 +372,13 @@ impl<'a, 'n> Resolver<'a, 'n> {
     /// Records an error; only the first one is kept (starlark-go reports
     /// the first of its list).
     fn error(&mut self, pos: Pos, message: impl FnOnce() -> String) {
+        self.error_with_hint(pos, None, message);
+    }
+
+    /// [`Resolver::error`] for a construct the language lacks.
+    fn error_with_hint(&mut self, pos: Pos, hint: Option<Hint>, message: impl FnOnce() -> String) {
         if self.error.is_none() {
-            self.error = Some(Diagnostic::new(pos, message()));
+            self.error = Some(Diagnostic::new(pos, message()).with_hint(hint));
         }
     }
 
@@ -580,7 +586,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
                 self.loops -= 1;
             }
             StmtKind::While { cond, body } => {
-                self.error(pos, || {
+                self.error_with_hint(pos, Some(Hint::While), || {
                     "this Starlark dialect does not support while loops".into()
                 });
                 if self.at_top_level() {
@@ -1164,7 +1170,7 @@ impl<'a, 'n> Resolver<'a, 'n> {
             (Kind::Predeclared, i)
         } else if name == "set" {
             // Reserved: never available, whatever the universe says.
-            self.error(pos, || NO_SETS.into());
+            self.error_with_hint(pos, Some(Hint::Set), || NO_SETS.into());
             (Kind::Undefined, 0)
         } else if let Some(i) = self.universal.get(name) {
             (Kind::Universal, i)
@@ -1174,7 +1180,9 @@ impl<'a, 'n> Resolver<'a, 'n> {
                     Some(near) => format!(" (did you mean {near}?)"),
                     None => String::new(),
                 };
-                self.error(pos, || format!("undefined: {name}{hint}"));
+                let constant = matches!(name, "true" | "false" | "null" | "none");
+                let python = constant.then_some(Hint::Constants);
+                self.error_with_hint(pos, python, || format!("undefined: {name}{hint}"));
             }
             // Not memoized here, as in starlark-go (the function
             // block memoizes it).

@@ -212,8 +212,9 @@ pub enum Tok<'a> {
     Ident(&'a str),
     /// An int, float, string or bytes literal, decoded.
     Lit(Literal<'a>),
-    /// A reserved Python keyword (`class`, `import`, ...).
-    Illegal,
+    /// A reserved Python keyword (`class`, `import`, ...), borrowed from
+    /// the source.
+    Illegal(&'a str),
 
     And,
     Break,
@@ -290,7 +291,7 @@ impl Tok<'_> {
             Tok::Lit(Literal::String(_)) => "string literal",
             // starlark-go's token table has no name for BYTES.
             Tok::Lit(Literal::Bytes(_)) => "",
-            Tok::Illegal => "illegal token",
+            Tok::Illegal(_) => "illegal token",
             Tok::And => "and",
             Tok::Break => "break",
             Tok::Continue => "continue",

@@ -53,7 +53,8 @@ const UNIVERSE: &[&str] = &[
     "zip",
 ];
 
-/// What the front end made of a program, in the reference's words.
+/// What the front end made of a program, in the reference's words: the
+/// message without the hint that codemode adds for a Python construct.
 fn front_end(bytes: &[u8]) -> String {
     let source = match source_from_bytes(bytes) {
         Ok(source) => source,
@@ -71,9 +72,9 @@ fn front_end(bytes: &[u8]) -> String {
         universal: UNIVERSE,
     };
     match parse(&arena, source) {
-        Err(e) => format!("syntax error: {}", e.render(source)),
+        Err(e) => format!("syntax error: {}", e.with_hint(None).render(source)),
         Ok(module) => match resolve(&arena, module, &names) {
-            Err(e) => format!("resolve error: {}", e.render(source)),
+            Err(e) => format!("resolve error: {}", e.with_hint(None).render(source)),
             Ok(()) => "ok".to_string(),
         },
     }

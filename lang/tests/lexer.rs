@@ -34,11 +34,12 @@ fn bytes(src: &str) -> Vec<u8> {
     }
 }
 
+/// The error in starlark-go's words (without codemode's hint).
 fn error(src: &str) -> String {
     let arena = Bump::new();
     match parse(&arena, src) {
         Ok(_) => panic!("{src:?}: parsed"),
-        Err(d) => d.render(src),
+        Err(d) => d.with_hint(None).render(src),
     }
 }
 

@@ -29,12 +29,13 @@ fn with_module<R>(src: &str, f: impl for<'a> FnOnce(&'a Module<'a>) -> R) -> R {
     }
 }
 
-/// The rendered first error of `src`.
+/// The rendered first error of `src`, in starlark-go's words (without
+/// codemode's hint).
 fn error(src: &str) -> String {
     let arena = Bump::new();
     match check(&arena, src, &names()) {
         Ok(_) => panic!("no error for:\n{src}"),
-        Err(e) => e.render(src),
+        Err(e) => e.with_hint(None).render(src),
     }
 }
 

@@ -22,19 +22,27 @@
 //! A panic while a call is served (subject resolution, search, describe,
 //! execution) is caught: the call answers `internal failure` and the panic
 //! is logged locally.
+//! The `initialize` result carries [`INSTRUCTIONS`]: the workflow and the
+//! Python constructs the language lacks. An `execute` whose request carries
+//! `_meta.progressToken` sends `notifications/progress` after each
+//! capability call that returned its result (`progress`: calls completed,
+//! `message`: the capability's dotted name, never arguments or results);
+//! over stateless HTTP rmcp then answers with an event stream instead of a
+//! plain JSON response.
 
 use crate::approval::Elicitation;
 use crate::telemetry::{error_outcome, Metrics};
 use codemode_catalog::{
-    Approver, CancellationToken, CodeMode, Error, RefuseAll, Subject, SubjectResolver,
+    Approver, CallDone, CancellationToken, CodeMode, Error, Progress, ProgressFuture, RefuseAll,
+    Subject, SubjectResolver,
 };
 use futures_util::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    Tool,
+    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use std::panic::AssertUnwindSafe;
@@ -48,6 +56,20 @@ pub const SEARCH_DESCRIPTION: &str = "Search enabled capabilities using task, re
 pub const DESCRIBE_DESCRIPTION: &str = "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.";
 /// The `execute` description.
 pub const EXECUTE_DESCRIPTION: &str = "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.";
+
+/// The `instructions` of the `initialize` result: the workflow and what
+/// Python habits fail, in at most 1,000 bytes.
+pub const INSTRUCTIONS: &str = "\
+Code mode over a catalog of capabilities, in three steps:
+1. search_api with task or resource words finds capabilities.
+2. describe_api with an exact returned name gives the signature and the input and output fields.
+3. execute runs one Starlark program that defines def main(): with no parameters. Inside main, \
+call capabilities by dotted name with keyword arguments only, e.g. records.lookup(key=\"a\", limit=2), \
+and compose many calls with loops and data shaping. Only main's return value comes back; print is discarded.
+Starlark is not Python: there is no import (json and math are predeclared), no try/except/raise \
+(check first, fail(msg) to stop), no f-strings (\"{}\".format(x) or \"%s\" % x), no while \
+(for i in range(n) with break), no class, with, yield, is, ** or sets; read dict entries with \
+d[\"k\"] or d.get(\"k\"), not d.k. An invalid program error names the line and column and often a hint.";
 
 /// The three tools: name, description, input property, output schema.
 fn tool_table() -> [(&'static str, &'static str, &'static str, Value); 3] {
@@ -279,6 +301,7 @@ impl CodeModeServer {
         subject: &Subject,
         cancel: &CancellationToken,
         approver: Arc<dyn Approver>,
+        progress: Option<Arc<dyn Progress>>,
     ) -> Result<Value, Error> {
         match tool {
             "search_api" => {
@@ -292,7 +315,7 @@ impl CodeModeServer {
             _ => {
                 let data = self
                     .service
-                    .execute_approved_by(subject, argument, cancel.clone(), approver)
+                    .execute_observed(subject, argument, cancel.clone(), approver, progress)
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))
@@ -315,10 +338,7 @@ impl ServerHandler for CodeModeServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(&self.name, &self.version))
-            .with_instructions(
-                "Code mode: find capabilities with search_api, read their exact signatures \
-                 with describe_api, then run one Starlark program with execute.",
-            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -340,15 +360,43 @@ impl ServerHandler for CodeModeServer {
     ) -> Result<CallToolResponse, McpError> {
         let resolve = || self.resolver.resolve(&context);
         let approver = self.approver_for(Some(&context.peer));
-        self.call_approved_by(
+        let progress = context.meta.get_progress_token().map(|token| {
+            Arc::new(PeerProgress {
+                token,
+                peer: context.peer.clone(),
+            }) as Arc<dyn Progress>
+        });
+        self.call_observed(
             request.name.as_ref(),
             request.arguments.as_ref(),
             resolve,
             &context.ct,
             approver,
+            progress,
         )
         .await
         .map(Into::into)
+    }
+}
+
+/// Sends `notifications/progress` for the request that carried `token`:
+/// `progress` is the number of capability calls completed, `message` the
+/// name of the one that just completed.
+struct PeerProgress {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+}
+
+impl Progress for PeerProgress {
+    fn call_done(&self, done: CallDone<'_>) -> ProgressFuture {
+        let param = ProgressNotificationParam::new(self.token.clone(), done.calls as f64)
+            .with_message(done.name);
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            // A client that went away hears nothing; the program goes on
+            // until its own cancellation stops it.
+            let _ = peer.notify_progress(param).await;
+        })
     }
 }
 
@@ -365,18 +413,20 @@ impl CodeModeServer {
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, McpError> {
         let approver = self.approver_for(None);
-        self.call_approved_by(tool, arguments, resolve, cancel, approver)
+        self.call_observed(tool, arguments, resolve, cancel, approver, None)
             .await
     }
 
-    /// [`CodeModeServer::call`] with the approver of its session.
-    async fn call_approved_by(
+    /// [`CodeModeServer::call`] with the approver of its session, telling
+    /// `progress` of each completed capability call of an `execute`.
+    async fn call_observed(
         &self,
         tool: &str,
         arguments: Option<&JsonObject>,
         resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
         cancel: &CancellationToken,
         approver: Arc<dyn Approver>,
+        progress: Option<Arc<dyn Progress>>,
     ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
         let Some(property) = property_of(tool) else {
@@ -405,7 +455,7 @@ impl CodeModeServer {
         };
         let outcome = async {
             let subject = resolve().map_err(|_| Error::Unauthenticated)?;
-            self.dispatch(tool, argument, &subject, cancel, approver)
+            self.dispatch(tool, argument, &subject, cancel, approver, progress)
                 .await
         };
         // A panic anywhere in resolution, search, describe or around the

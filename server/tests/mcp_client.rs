@@ -4,14 +4,15 @@
 //! counts or fails). Tool listing with the exact schemas, every error text a
 //! client can provoke, invalid params before resolution, 100 concurrent
 //! executes, a panicking handler, and cancellation stopping a running
-//! program (`notifications/cancelled` on stdio, a dropped request on HTTP).
+//! program (`notifications/cancelled` on stdio, a dropped request on HTTP);
+//! the `instructions` of `initialize`; a hinted program error.
 
 mod common;
 
 use codemode_catalog::{Subject, SubjectResolver, Unauthenticated};
 use codemode_server::catalogs;
 use codemode_server::http::{router, HttpOptions};
-use codemode_server::mcp::CodeModeServer;
+use codemode_server::mcp::{CodeModeServer, INSTRUCTIONS};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
 };
@@ -118,6 +119,41 @@ async fn tools_are_listed_exactly_over_stdio_and_http() {
     );
 }
 
+#[tokio::test]
+async fn initialize_carries_the_workflow_instructions() {
+    let stdio = stdio_client(&[]).await;
+    let addr = http_server(&["demo"], Default::default()).await;
+    let http = http_client(addr).await;
+    for client in [&stdio, &http] {
+        let info = client.peer_info().expect("server info");
+        let instructions = info.instructions.as_deref().expect("instructions");
+        assert_eq!(instructions, INSTRUCTIONS);
+    }
+    assert!(INSTRUCTIONS.len() <= 1000, "{} bytes", INSTRUCTIONS.len());
+    // The workflow in order, the program's shape, and the Python constructs
+    // that do not exist.
+    let steps = ["1. search_api", "2. describe_api", "3. execute"];
+    let at: Vec<usize> = steps
+        .iter()
+        .map(|s| INSTRUCTIONS.find(s).unwrap_or_else(|| panic!("{s}")))
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+    for phrase in [
+        "one Starlark program that defines def main(): with no parameters",
+        "keyword arguments only, e.g. records.lookup(key=\"a\", limit=2)",
+        "Only main's return value comes back",
+        "no import (json and math are predeclared)",
+        "no try/except/raise",
+        "no f-strings",
+        "no while",
+        "no class, with, yield, is, ** or sets",
+        "d.get(\"k\")",
+    ] {
+        assert!(INSTRUCTIONS.contains(phrase), "{phrase}");
+    }
+    stdio.cancel().await.expect("close");
+}
+
 /// Every error text a client can provoke, with the call that provokes it.
 fn error_cases() -> Vec<(CallToolRequestParams, &'static str)> {
     vec![
@@ -132,6 +168,12 @@ fn error_cases() -> Vec<(CallToolRequestParams, &'static str)> {
         (
             execute("def main(:\n"),
             "invalid program: <codemode>:1:11: got ':', want ')'",
+        ),
+        (
+            execute("def main():\n    try:\n        pass\n"),
+            "invalid program: <codemode>:2:8: got illegal token, want primary expression \
+             (hint: there are no exceptions; check conditions first (k in d, d.get(k), len(x)) \
+             and call fail(msg) to stop)",
         ),
         (
             execute("def main():\n    return conformance.hidden()\n"),

@@ -124,7 +124,8 @@ fn tools_are_imported_with_their_shapes() {
         out.json()["signature"],
         "fx.union(*, value: any, pairs: any | None)"
     );
-    // Without an output schema: `{text: str}`, and describe says so.
+    // Without an output schema: `{text: str, json: any | None}`, and
+    // describe says so.
     let d = codemode(&["describe", "--upstream", &fx(), "fx.echo_text"], "", &[]).json();
     // `max-count` is an identifier argument, forwarded under its name.
     assert_eq!(
@@ -133,13 +134,17 @@ fn tools_are_imported_with_their_shapes() {
     );
     assert_eq!(
         d["output"],
-        json!([{"name": "text", "type": "str", "required": true}])
+        json!([
+            {"name": "text", "type": "str", "required": true},
+            {"name": "json", "type": "any | None", "required": true}
+        ])
     );
     assert_eq!(
         d["description"],
-        "Echo a message back as text. The result has two text items.\n\nReturns {text: str}: \
-         the tool declares no output schema, so the result is its text content joined with \
-         newlines."
+        "Echo a message back as text. The result has two text items.\n\nReturns {text: str, \
+         json: any | None}: the tool declares no output schema, so text is its text content \
+         joined with newlines, and json is that text decoded when it is one JSON document \
+         (else None)."
     );
     // The last page of the paginated list was read too, and the colliding
     // names resolved: the exact identifier keeps it.
@@ -184,6 +189,7 @@ def main():
         "legacy": fx.get_item_2(id="k1")["text"],
         "any": [fx.union(value=5)["text"], fx.union(value="s")["text"]],
         "renamed": fx.echo_text(message="x", max_count=2)["text"],
+        "decoded": [echoed["json"], fx.union(value=5)["json"], fx.union(value="s")["json"]],
     }
 "#;
     let out = run(&fx(), program, &[]).json();
@@ -197,9 +203,49 @@ def main():
             "echo": ["echo", "hi"],
             "legacy": "legacy",
             "any": ["5", "\"s\""],
-            "renamed": "echo\nx\nx"
+            "renamed": "echo\nx\nx",
+            "decoded": [null, 5, "s"]
         }})
     );
+}
+
+#[test]
+fn text_results_carry_their_json() {
+    let program = r#"
+def main():
+    listing = fx.json_text(text='{"entries": [{"name": "a.txt", "size": 3}], "truncated": false}\n')
+    out = {"names": [e["name"] for e in listing["json"]["entries"]]}
+    for text in ["plain words", "[1, 2] [3]", "18446744073709551615", "[[[[1]]]]"]:
+        out[text] = fx.json_text(text=text)["json"]
+    return out
+"#;
+    let out = run(&fx(), program, &[]).json();
+    assert_eq!(
+        out,
+        json!({"result": {
+            "names": ["a.txt"],
+            "plain words": null,
+            "[1, 2] [3]": null,
+            // Beyond the signed 64-bit range: the text only.
+            "18446744073709551615": null,
+            "[[[[1]]]]": [[[[1]]]]
+        }})
+    );
+    // The value budgets bound `json`: beyond the depth or the size the call
+    // still returns its text.
+    let program = r#"
+def main():
+    deep = fx.json_text(text="[[[[1]]]]")
+    wide = fx.json_text(text="[" + ",".join(["1"] * 30) + "]")
+    return [deep["json"], len(deep["text"]), wide["json"], len(wide["text"])]
+"#;
+    let out = run(
+        &fx(),
+        program,
+        &["--max-value-depth", "5", "--max-value-bytes", "100"],
+    )
+    .json();
+    assert_eq!(out, json!({"result": [null, 9, null, 61]}));
 }
 
 #[test]
@@ -329,12 +375,12 @@ fn tool_list_floods_are_cut() {
             .expect("run");
         out.status.code()
     };
-    // 11 tools, then extras: at most 1000 tools are imported.
-    assert_eq!(describe("fx.extra_988", "1500", "100"), Some(0));
-    assert_eq!(describe("fx.extra_989", "1500", "100"), Some(1));
+    // 12 tools, then extras: at most 1000 tools are imported.
+    assert_eq!(describe("fx.extra_987", "1500", "100"), Some(0));
+    assert_eq!(describe("fx.extra_988", "1500", "100"), Some(1));
     // At most 64 pages are read.
-    assert_eq!(describe("fx.extra_52", "100", "1"), Some(0));
-    assert_eq!(describe("fx.extra_53", "100", "1"), Some(1));
+    assert_eq!(describe("fx.extra_51", "100", "1"), Some(0));
+    assert_eq!(describe("fx.extra_52", "100", "1"), Some(1));
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! that leaves the crate.
 
 use codemode_lang::ast::Pos;
+use codemode_lang::Hint;
 use std::any::Any;
 use std::fmt;
 
@@ -35,6 +36,8 @@ pub enum ErrorKind {
     Eval {
         msg: String,
         pos: Option<Pos>,
+        /// How to write it instead, when a Python habit caused it.
+        hint: Option<Hint>,
     },
     Limit(LimitKind),
     Cancelled,
@@ -51,6 +54,16 @@ impl Error {
         Error(Box::new(ErrorKind::Eval {
             msg: msg.into(),
             pos: None,
+            hint: None,
+        }))
+    }
+
+    /// A runtime error that a Python habit caused, with its hint.
+    pub fn hinted(msg: impl Into<String>, hint: Hint) -> Error {
+        Error(Box::new(ErrorKind::Eval {
+            msg: msg.into(),
+            pos: None,
+            hint: Some(hint),
         }))
     }
 
@@ -81,7 +94,7 @@ impl Error {
     /// Prefixes a runtime error's message (`"append: "`), as starlark-go
     /// does for errors of builtins.
     pub fn prefixed(mut self, prefix: &str) -> Error {
-        if let ErrorKind::Eval { msg, pos: None } = &mut *self.0 {
+        if let ErrorKind::Eval { msg, pos: None, .. } = &mut *self.0 {
             msg.insert_str(0, prefix);
         }
         self
@@ -110,7 +123,7 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.0 {
-            ErrorKind::Eval { msg, pos } => write!(f, "Eval({msg:?} at {pos:?})"),
+            ErrorKind::Eval { msg, pos, hint } => write!(f, "Eval({msg:?} at {pos:?}, {hint:?})"),
             ErrorKind::Limit(k) => write!(f, "Limit({k:?})"),
             ErrorKind::Cancelled => write!(f, "Cancelled"),
             ErrorKind::InvalidArguments(m) => write!(f, "InvalidArguments({m:?})"),

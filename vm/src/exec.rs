@@ -55,7 +55,9 @@ pub trait Host {
 pub enum ExecError<E> {
     /// The program is invalid: syntax, resolution, a runtime error, a bad
     /// entry point or an unconvertible result. The detail is
-    /// `<codemode>:LINE:COL: message` when there is a position.
+    /// `<codemode>:LINE:COL: message` when there is a position, followed by
+    /// ` (hint: TEXT)` when a Python habit caused the error
+    /// ([`crate::without_hint`] gives starlark-go's message back).
     InvalidProgram(String),
     /// A capability call could not be bound.
     InvalidArguments(String),
@@ -153,8 +155,13 @@ fn run<'h>(
         predeclared: &root_names,
         universal: universe_names,
     };
-    let module =
-        codemode_lang::check(bump, source, &names).map_err(|d| Error::msg(d.message).at(d.pos))?;
+    let module = codemode_lang::check(bump, source, &names).map_err(|d| {
+        let error = match d.hint {
+            Some(hint) => Error::hinted(d.message, hint),
+            None => Error::msg(d.message),
+        };
+        error.at(d.pos)
+    })?;
     budget.check_time()?;
     let code = compile_module(heap, module, &roots, universe_values)?;
     let global_names: &'h [&'h str] = module.globals.get().copied().unwrap_or(&[]);
@@ -262,13 +269,16 @@ fn freeze(globals: &[Value<'_>]) {
 
 fn classify<E: 'static>(e: Error, source: &str) -> ExecError<E> {
     match e.into_kind() {
-        ErrorKind::Eval { msg, pos } => ExecError::InvalidProgram(match pos {
-            Some(p) => {
-                let (line, col) = LineIndex::new(source).line_col(p);
-                format!("{FILE_NAME}:{line}:{col}: {msg}")
-            }
-            None => msg,
-        }),
+        ErrorKind::Eval { msg, pos, hint } => {
+            let hint = hint.map(|h| h.to_string()).unwrap_or_default();
+            ExecError::InvalidProgram(match pos {
+                Some(p) => {
+                    let (line, col) = LineIndex::new(source).line_col(p);
+                    format!("{FILE_NAME}:{line}:{col}: {msg}{hint}")
+                }
+                None => format!("{msg}{hint}"),
+            })
+        }
         ErrorKind::Limit(k) => ExecError::ResourceLimit(k),
         ErrorKind::Cancelled => ExecError::Cancelled,
         ErrorKind::InvalidArguments(m) => ExecError::InvalidArguments(m),

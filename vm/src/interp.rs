@@ -22,6 +22,7 @@ use crate::opcode::*;
 use crate::ops;
 use crate::value::*;
 use codemode_lang::ast::{BinOp, UnaryOp};
+use codemode_lang::Hint;
 use std::any::Any;
 use std::cell::Cell;
 
@@ -623,6 +624,9 @@ impl<'h> Thread<'h> {
                     receiver: x,
                     method: m,
                 })?)),
+                None if matches!(x, Value::Dict(_)) => {
+                    Err(Error::hinted(no_attr(x, name), Hint::DictField))
+                }
                 None => Err(Error::msg(no_attr(x, name))),
             },
         }
@@ -1533,7 +1537,10 @@ impl<'h> Thread<'h> {
                     }));
                     reg!(dst) = Value::Function(f);
                 }
-                Instr::Load => fail!(Error::msg("load not implemented by this application")),
+                Instr::Load => fail!(Error::hinted(
+                    "load not implemented by this application",
+                    Hint::Import
+                )),
                 Instr::Unpack { base: b, src, n } => {
                     let v = reg!(src);
                     let n = n as usize;

@@ -36,7 +36,7 @@ pub(crate) mod verify;
 pub use budget::Limits;
 pub use builtins::UNIVERSE_NAMES;
 pub use capabilities::Capabilities;
-pub use codemode_lang::KEYWORDS;
+pub use codemode_lang::{without_hint, Hint, KEYWORDS};
 pub use data::Data;
 pub use error::LimitKind;
 pub use exec::{disassemble, execute, execute_with, source_from_bytes, ExecError, Host, HostCall};

@@ -18,6 +18,7 @@ use crate::heap::Heap;
 use crate::value::{BigIntObj, BytesObj, DictObj, ListObj, RangeObj, TupleObj, Value};
 use bumpalo::collections::Vec as BumpVec;
 use codemode_lang::ast::{BinOp, UnaryOp};
+use codemode_lang::Hint;
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{FromPrimitive, ToPrimitive, Zero};
@@ -45,12 +46,35 @@ const MAX_REPEAT: u64 = 1 << 30;
 const CHEAP_WORK_NS: u128 = 1_000_000;
 
 fn unknown_binary(op: BinOp, a: Value<'_>, b: Value<'_>) -> Error {
-    Error::msg(format!(
-        "unknown binary op: {} {} {}",
-        a.type_name(),
-        op.as_str(),
-        b.type_name()
-    ))
+    operand_error(
+        format!(
+            "unknown binary op: {} {} {}",
+            a.type_name(),
+            op.as_str(),
+            b.type_name()
+        ),
+        a,
+        b,
+    )
+}
+
+/// An error of an operation on `a` and `b`, hinted when Python code would
+/// have mixed those types on purpose: text with a number, a list with a
+/// tuple.
+fn operand_error(msg: String, a: Value<'_>, b: Value<'_>) -> Error {
+    let (x, y) = (a.type_name(), b.type_name());
+    let number = |t| t == "int" || t == "float";
+    let hint = if (x == "string" && number(y)) || (number(x) && y == "string") {
+        Some(Hint::Convert)
+    } else if matches!((x, y), ("list", "tuple") | ("tuple", "list")) {
+        Some(Hint::ConvertSequence)
+    } else {
+        None
+    };
+    match hint {
+        Some(hint) => Error::hinted(msg, hint),
+        None => Error::msg(msg),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -870,12 +894,16 @@ pub fn unary<'h>(heap: Heap<'h>, op: UnaryOp, x: Value<'h>) -> Result<Value<'h>>
 // Equality and comparison
 
 fn type_order_error(op: BinOp, a: Value<'_>, b: Value<'_>) -> Error {
-    Error::msg(format!(
-        "{} {} {} not implemented",
-        a.type_name(),
-        op.as_str(),
-        b.type_name()
-    ))
+    operand_error(
+        format!(
+            "{} {} {} not implemented",
+            a.type_name(),
+            op.as_str(),
+            b.type_name()
+        ),
+        a,
+        b,
+    )
 }
 
 /// starlark-go's total order of floats: NaN above +Inf and equal to itself.

@@ -4,12 +4,13 @@
 //! default limits and a host that serves no capability. Its outcome is
 //! compared with the reference's line the way the golden tests compare with
 //! a committed `.expected` line: results as JSON values; syntax, resolve and
-//! Starlark-level runtime errors by position and message; errors raised
+//! Starlark-level runtime errors by position and message (without the hint
+//! codemode adds for a Python construct); errors raised
 //! inside a builtin by message (the reference has no position for them);
 //! the reference's own `invalid program` rejections (an unconvertible
 //! result) by class only.
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
+use codemode_vm::{execute, without_hint, Data, ExecError, Host, HostCall, Limits};
 
 struct NoHost;
 
@@ -25,7 +26,7 @@ impl Host for NoHost {
 pub enum Outcome {
     /// main's result as compact JSON.
     Result(String),
-    /// `invalid program: DETAIL`.
+    /// `invalid program: DETAIL`, without a hint.
     Invalid(String),
     /// A budget was exceeded.
     Limit(String),
@@ -47,7 +48,7 @@ impl Outcome {
 pub fn run_codemode(source: &str) -> Outcome {
     match execute(source, &[], &NoHost, &Limits::default(), None) {
         Ok(d) => Outcome::Result(d.to_json_string()),
-        Err(ExecError::InvalidProgram(d)) => Outcome::Invalid(d),
+        Err(ExecError::InvalidProgram(d)) => Outcome::Invalid(without_hint(&d).to_string()),
         Err(ExecError::ResourceLimit(k)) => Outcome::Limit(format!("{k:?}")),
         Err(e) => Outcome::Other(format!("{e}")),
     }
@@ -157,6 +158,11 @@ mod tests {
         ));
         assert!(!agrees(
             "runtime error: <codemode> in main:2:13: floored division by zero",
+            &got
+        ));
+        let got = run_codemode("def main():\n    return 1 + \"a\"\n");
+        assert!(agrees(
+            "runtime error: <codemode> in main:2:14: unknown binary op: int + string",
             &got
         ));
         let got = run_codemode("def main():\n    return len(1)\n");

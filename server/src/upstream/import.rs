@@ -8,9 +8,11 @@
 //! through the catalog's JSON Schema mapping in its upstream mode (what the
 //! notation cannot express is `any`); the input's top-level properties are
 //! named by argument identifiers ([`naming::argument`]: `max-count` is
-//! `max_count`) and forwarded under their original names. A tool without an `outputSchema`
-//! returns `{text: str}`, its text content joined with newlines, and its
-//! description says so. Each draft is checked on its own, so one tool the
+//! `max_count`) and forwarded under their original names. A tool without
+//! an `outputSchema` returns `{text: str, json: any | None}`, its text
+//! content joined with newlines and that text decoded when it is one JSON
+//! document (see [`super::text_result`]), and its description says so.
+//! Each draft is checked on its own, so one tool the
 //! catalog refuses (an ID too long, a root schema that is no object) is
 //! left out with a warning instead of failing the others.
 //!
@@ -23,10 +25,13 @@
 
 use super::client::Link;
 use super::naming;
+use super::text_result::{self, TextResult};
 use crate::logging::foreign;
 use codemode_catalog::schema::{fields_from_schema, SchemaSource};
 use codemode_catalog::shape::FieldShape;
-use codemode_catalog::{conform_output, Annotations, Capability, Catalog, Data, HandlerError};
+use codemode_catalog::{
+    conform_output, Annotations, Capability, Catalog, Data, HandlerError, Limits,
+};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -37,22 +42,25 @@ pub const MAX_SUMMARY_BYTES: usize = 512;
 pub const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
 
 /// What describe says of a tool without an output schema.
-pub const TEXT_RESULT_NOTE: &str = "Returns {text: str}: the tool declares no output schema, so the result is its text content joined with newlines.";
+pub const TEXT_RESULT_NOTE: &str = text_result::NOTE;
 
 /// How a tool's result becomes the capability's output.
 enum Output {
-    /// `{text: str}`.
-    Text,
+    /// `{text: str, json: any | None}`.
+    Text(TextResult),
     /// `structuredContent` checked against these fields.
     Structured(Vec<FieldShape>),
 }
 
 /// The capabilities of one server's tools; `disabled` IDs are left out.
+/// `limits` are those of the executions that will call them (the decoded
+/// `json` of a text result is held to their value budgets).
 pub fn import(
     server: &str,
     tools: &[Tool],
     link: &Arc<Link>,
     disabled: &HashSet<String>,
+    limits: &Limits,
 ) -> Vec<Capability> {
     // A name listed twice is one tool: the first listing counts.
     let mut seen = HashSet::with_capacity(tools.len());
@@ -74,7 +82,7 @@ pub fn import(
         if disabled.contains(&id) {
             continue;
         }
-        match capability(server, tool, &segment, id, link) {
+        match capability(server, tool, &segment, id, link, limits) {
             Ok(cap) => out.push(cap),
             Err(why) => {
                 tracing::warn!(upstream = server, tool = %foreign(&tool.name), "tool left out: {why}");
@@ -90,10 +98,11 @@ fn capability(
     segment: &str,
     id: String,
     link: &Arc<Link>,
+    limits: &Limits,
 ) -> Result<Capability, String> {
     let (input_schema, renamed) = argument_names((*tool.input_schema).clone());
-    let mut output = Output::Text;
-    let mut output_schema = text_schema();
+    let mut output = Output::Text(TextResult::new(limits));
+    let mut output_schema = TextResult::schema();
     if let Some(schema) = &tool.output_schema {
         let schema = serde_json::Value::Object((**schema).clone());
         match fields_from_schema(&schema, SchemaSource::Upstream) {
@@ -114,7 +123,7 @@ fn capability(
         tool.description.as_deref().unwrap_or(""),
         MAX_DESCRIPTION_BYTES,
     );
-    if matches!(output, Output::Text) {
+    if matches!(output, Output::Text(_)) {
         if !description.is_empty() {
             description.push_str("\n\n");
         }
@@ -217,14 +226,6 @@ fn annotations(tool: &Tool) -> Annotations {
     }
 }
 
-fn text_schema() -> serde_json::Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"]
-    })
-}
-
 /// The tool's title, else the first sentence of its description, else a
 /// plain statement of what it is.
 fn summary(tool: &Tool, server: &str) -> String {
@@ -296,7 +297,7 @@ fn convert(result: CallToolResult, output: &Output) -> Result<serde_json::Value,
         return Err(HandlerError::public(joined_text(&result)));
     }
     match output {
-        Output::Text => Ok(serde_json::json!({ "text": joined_text(&result) })),
+        Output::Text(text) => Ok(text.value(joined_text(&result))),
         Output::Structured(fields) => {
             let value = match result.structured_content {
                 Some(value) => value,
@@ -392,7 +393,7 @@ mod tests {
             tool("bad\tname", "An ID cannot hold it."),
         ];
         let disabled = HashSet::from(["upstream.fs.read_file".to_string()]);
-        let caps = import("fs", &tools, &link, &disabled);
+        let caps = import("fs", &tools, &link, &disabled, &Limits::default());
         assert_eq!(caps.len(), 1);
         let catalog = Catalog::builder()
             .capabilities(caps)
@@ -401,6 +402,7 @@ mod tests {
         let d = catalog.describe("fs.read_file_2").expect("renamed");
         assert_eq!(d.signature, "fs.read_file_2(*, path: str | None)");
         assert_eq!(d.output[0].r#type, "str");
+        assert_eq!(d.output[1].r#type, "any | None");
         assert!(
             d.description.ends_with(TEXT_RESULT_NOTE),
             "{}",
@@ -433,9 +435,18 @@ mod tests {
     #[test]
     fn results_convert_or_fail() {
         let text = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        let as_text = Output::Text(TextResult::new(&Limits::default()));
         assert_eq!(
-            convert(text.clone(), &Output::Text).ok(),
-            Some(json!({"text": "a\nb"}))
+            convert(text.clone(), &as_text).ok(),
+            Some(json!({"text": "a\nb", "json": null}))
+        );
+        let listing = CallToolResult::success(vec![
+            ContentBlock::text("[\"a.txt\","),
+            ContentBlock::text("\"b.txt\"]"),
+        ]);
+        assert_eq!(
+            convert(listing, &as_text).ok(),
+            Some(json!({"text": "[\"a.txt\",\n\"b.txt\"]", "json": ["a.txt", "b.txt"]}))
         );
         let fields = fields_from_schema(
             &json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),

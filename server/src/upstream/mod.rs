@@ -16,6 +16,7 @@ pub mod config;
 pub mod import;
 pub mod naming;
 pub mod supervisor;
+pub mod text_result;
 
 pub use config::{collect, parse_flag, Transport, Upstream, UpstreamConfig, UpstreamError};
 pub use supervisor::{start, StartError, Upstreams};

@@ -267,7 +267,8 @@ impl Supervisor {
                 client::MAX_PAGES
             );
         }
-        let caps = import::import(name, &tools, &self.link, &self.disabled);
+        let limits = &self.composer.service.config().limits;
+        let caps = import::import(name, &tools, &self.link, &self.disabled, limits);
         tracing::info!(
             upstream = %name,
             "imported {} of {} tools",

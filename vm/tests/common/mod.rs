@@ -1,6 +1,6 @@
 //! Shared by the VM's integration tests.
 
-use codemode_vm::{execute, Data, ExecError, Host, HostCall, Limits};
+use codemode_vm::{execute, without_hint, Data, ExecError, Host, HostCall, Limits};
 
 /// A host for programs that call no capabilities: any call fails.
 pub struct NoHost;
@@ -29,14 +29,14 @@ pub fn json_of(expr: &str) -> String {
     }
 }
 
-/// The runtime error message (without its position) of `return EXPR`; a
-/// result panics, and an error other than an invalid program comes back
-/// in its debug form.
+/// The runtime error message of `return EXPR` in starlark-go's words
+/// (without its position and codemode's hint); a result panics, and an
+/// error other than an invalid program comes back in its debug form.
 #[allow(dead_code)] // not every test crate uses it
 pub fn error_of(expr: &str) -> String {
     match run_main(&format!("    return {expr}")) {
         Ok(d) => panic!("{expr}: unexpected result {}", d.to_json_string()),
-        Err(ExecError::InvalidProgram(d)) => match d.strip_prefix("<codemode>:") {
+        Err(ExecError::InvalidProgram(d)) => match without_hint(&d).strip_prefix("<codemode>:") {
             // `L:C: msg`
             Some(rest) => rest
                 .splitn(3, ':')
@@ -44,7 +44,7 @@ pub fn error_of(expr: &str) -> String {
                 .unwrap_or("")
                 .trim_start()
                 .to_string(),
-            None => d,
+            None => without_hint(&d).to_string(),
         },
         Err(e) => format!("{e:?}"),
     }
