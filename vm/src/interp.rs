@@ -12,6 +12,13 @@
 //! calls and returns, builtin calls with a few arguments, list appends,
 //! dict gets and sets) run in a smaller loop (the `fast` module), which
 //! hands everything else back to the general one.
+//!
+//! Both loops take what each instruction does from one place, the
+//! `semantics` module: the general loop ([`Thread::run_loop`]) runs an
+//! instruction's common case, then its general case, and turns what the
+//! common case could not do (an unbound variable, ...) into the error the
+//! program sees, at the instruction's position. The `no-fast-path`
+//! feature leaves every instruction to the general loop.
 
 use crate::budget::{Budget, ITEM_UNITS};
 use crate::builtins::{self, Args, BuiltinFn};

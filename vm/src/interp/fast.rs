@@ -10,12 +10,19 @@
 //! loop small is the point: it carries only the frame's code, the
 //! instruction pointer, the registers and the steps, which the compiler can
 //! then keep in machine registers, while the general loop carries far more
-//! state across its many calls. Int arithmetic and comparisons, jumps (a
-//! comparison and the conditional jump on its result run together), range
-//! and list loops, plain calls of Starlark functions with their returns,
-//! list appends and dict gets and sets are done in place; other operands of
-//! the operators, and builtin functions and methods called with a few
-//! positional arguments, go to the same routines as in the general loop.
+//! state across its many calls.
+//!
+//! What an instruction does is not written here but in the `semantics`
+//! module, which the general loop expands too: this loop only decides,
+//! per instruction, whether to run it (its common case in place, and for
+//! the operators their general case out of line) or to hand it back
+//! (`bail!`: a `Miss` of the semantics, or a case such as a missing key
+//! that the general loop reports), and does the mechanics: dispatch, step
+//! charging (a comparison and the conditional jump on its result run
+//! together), where an int result is stored, and the frames of plain calls
+//! of Starlark functions and their returns. Builtin functions and methods
+//! called with a few positional arguments go to the same routines as in
+//! the general loop.
 //!
 //! Every instruction run here costs one step, as in the general loop, and
 //! has the same effect and the same errors: an instruction that fails is
