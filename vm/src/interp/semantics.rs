@@ -1,8 +1,8 @@
 //! What each instruction does, written once for both dispatch loops.
 //!
-//! [`Thread::run_loop`](super::Thread) (the general loop) and
-//! [`Thread::run_fast`](super::Thread) (the fast loop, `fast.rs`) expand the
-//! definitions here; neither states an instruction's behaviour itself. An
+//! `Thread::run_loop` (the general loop, `interp.rs`) and
+//! `Thread::run_fast` (the fast loop, `fast.rs`) expand the definitions
+//! here; neither states an instruction's behaviour itself. An
 //! instruction's semantics comes in up to two parts:
 //!
 //! - its *common case*, done in place: an `#[inline(always)]` function
