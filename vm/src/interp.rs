@@ -1156,12 +1156,12 @@ impl<'h> Thread<'h> {
                     let it = match reg!(iter) {
                         // A range: `r[iter]` is the next int, `r[iter+1]`
                         // how many are left, `r[iter+2]` the step.
-                        Value::Int(_) => {
+                        Value::Int(v) => {
                             // SAFETY: `verify` proved `r[iter..iter+3]` in
                             // range.
                             let r =
                                 unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
-                            if let Some(v) = or_fail!(sem::range_next(r)) {
+                            if let Some(v) = or_fail!(sem::range_next(v, r)) {
                                 reg!(dst) = Value::Int(v);
                                 goto!(body);
                             }

@@ -383,10 +383,10 @@ impl<'h> Thread<'h> {
                 }
                 Instr::ForNext { iter, dst, body } => match reg!(iter) {
                     // A range iterated in registers (see `IterStart`).
-                    Value::Int(_) => {
+                    Value::Int(v) => {
                         // SAFETY: `verify` proved `r[iter..iter+3]` in range.
                         let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
-                        if let Some(v) = or_back!(sem::range_next(r)) {
+                        if let Some(v) = or_back!(sem::range_next(v, r)) {
                             reg!(dst) = Value::Int(v);
                             jump!(body);
                         }

@@ -486,11 +486,12 @@ pub(super) fn append<'h>(heap: Heap<'h>, l: &ListObj<'h>, v: Value<'h>) -> Resul
 // Iteration.
 
 /// `ForNext` over a range iterated in registers `r = [next, left, step]`
-/// (see `IterStart`): the next int, or `None` when the range is done. The
-/// counters are updated in place (their ints only), which keeps their
-/// loads in the next iteration forwarded from these stores.
+/// (see `IterStart`), `next` being the int `v`: `v`, or `None` when the
+/// range is done. The counters are updated in place (their ints only),
+/// which keeps their loads in the next iteration forwarded from these
+/// stores.
 #[inline(always)]
-pub(super) fn range_next(r: &mut [Value<'_>; 3]) -> std::result::Result<Option<i64>, Miss> {
+pub(super) fn range_next(v: i64, r: &mut [Value<'_>; 3]) -> std::result::Result<Option<i64>, Miss> {
     const NOT_RANGE: Miss = Miss::Internal("internal error: not a range iteration");
     let Value::Int(step) = r[2] else {
         return Err(NOT_RANGE);
@@ -502,11 +503,9 @@ pub(super) fn range_next(r: &mut [Value<'_>; 3]) -> std::result::Result<Option<i
         return Ok(None);
     }
     *left -= 1;
-    let Value::Int(next) = &mut r[0] else {
-        return Err(NOT_RANGE);
-    };
-    let v = *next;
-    *next = v.wrapping_add(step);
+    if let Value::Int(next) = &mut r[0] {
+        *next = v.wrapping_add(step);
+    }
     Ok(Some(v))
 }
 
