@@ -936,7 +936,7 @@ impl<'h> Thread<'h> {
                         continue;
                     }
                 }
-                let v = tri!(<$S>::general(heap, rk!($a), rk!($b)));
+                let v = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)));
                 reg!($dst) = v;
             }};
         }
@@ -949,7 +949,7 @@ impl<'h> Thread<'h> {
                         continue;
                     }
                 }
-                let v = tri!(<$S>::general(heap, reg!($a), Value::Int($k as i64)));
+                let v = tri!(<$S>::general(heap, &reg!($a), &Value::Int($k as i64)));
                 reg!($dst) = v;
             }};
         }

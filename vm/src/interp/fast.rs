@@ -166,7 +166,7 @@ impl<'h> Thread<'h> {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = tri!(<$S>::general(heap, *rk_ref!($a), *rk_ref!($b)))
+                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
         macro_rules! binary {
@@ -178,7 +178,7 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(heap, *rk_ref!($a), *rk_ref!($b)))
+                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
         // The int-operand forms: `r[a]` against the int `k`.
@@ -191,7 +191,7 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(heap, reg!($a), Value::Int($k as i64)))
+                reg!($dst) = tri!(<$S>::general(heap, &reg!($a), &Value::Int($k as i64)))
             }};
         }
         // A unary operator `$S` (a `sem::Unary`).

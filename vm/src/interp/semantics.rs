@@ -58,11 +58,13 @@ pub(super) trait Binary {
         None
     }
 
-    /// Every other case, errors included.
+    /// Every other case, errors included. (The operands are passed by
+    /// reference: copies made for this rare call would be made in the
+    /// common path too.)
     #[cold]
     #[inline(never)]
-    fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
-        ops::binary(heap, Self::OP, a, b)
+    fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+        ops::binary(heap, Self::OP, *a, *b)
     }
 }
 
@@ -125,10 +127,10 @@ operators! {
         }
         #[cold]
         #[inline(never)]
-        fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
             match (a, b) {
                 (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
-                _ => ops::binary(heap, BinOp::Add, a, b),
+                _ => ops::binary(heap, BinOp::Add, *a, *b),
             }
         }
     };
@@ -140,10 +142,10 @@ operators! {
         }
         #[cold]
         #[inline(never)]
-        fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
             match (a, b) {
                 (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
-                _ => ops::inplace_add(heap, a, b),
+                _ => ops::inplace_add(heap, *a, *b),
             }
         }
     };
@@ -151,8 +153,8 @@ operators! {
     InplaceOr: Binary(BinOp::BitOr) {
         #[cold]
         #[inline(never)]
-        fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
-            ops::inplace_or(heap, a, b)
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            ops::inplace_or(heap, *a, *b)
         }
     };
     /// `-`.
