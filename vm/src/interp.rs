@@ -12,6 +12,13 @@
 //! calls and returns, builtin calls with a few arguments, list appends,
 //! dict gets and sets) run in a smaller loop (the `fast` module), which
 //! hands everything else back to the general one.
+//!
+//! Both loops take what each instruction does from one place, the
+//! `semantics` module: the general loop ([`Thread::run_loop`]) runs an
+//! instruction's common case, then its general case, and turns what the
+//! common case could not do (an unbound variable, ...) into the error the
+//! program sees, at the instruction's position. The `no-fast-path`
+//! feature leaves every instruction to the general loop.
 
 use crate::budget::{Budget, ITEM_UNITS};
 use crate::builtins::{self, Args, BuiltinFn};
@@ -21,7 +28,6 @@ use crate::heap::Heap;
 use crate::opcode::*;
 use crate::ops;
 use crate::value::*;
-use codemode_lang::ast::{BinOp, UnaryOp};
 use codemode_lang::Hint;
 use std::any::Any;
 use std::cell::Cell;
@@ -62,7 +68,9 @@ macro_rules! operand_ref {
 }
 
 mod fast;
+mod semantics;
 use fast::LoopState;
+use semantics::{self as sem, Binary as _, Compare as _, Unary as _};
 
 /// The most Starlark frames that may be active at once.
 pub const MAX_FRAMES: usize = 1000;
@@ -926,64 +934,83 @@ impl<'h> Thread<'h> {
                 continue;
             }};
         }
-        // An operator with no int fast path.
+        // A binary operator `$S` (a `sem::Binary`): its int case, the int
+        // stored in its own branch (storing a merged `Value` copies its
+        // padding too), then its general case.
         macro_rules! binary {
-            ($dst:expr, $a:expr, $b:expr, $op:expr) => {{
-                let v = tri!(ops::binary(heap, $op, rk!($a), rk!($b)));
-                reg!($dst) = v;
-            }};
-        }
-        macro_rules! arith {
-            ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                // The int result is stored in its own branch: storing a
-                // merged `Value` copies its padding too.
+            ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
-                    if let Some(r) = $fast(*i, *j) {
+                    if let Some(r) = <$S>::ints(*i, *j) {
                         reg!($dst) = Value::Int(r);
                         continue;
                     }
                 }
-                let v = tri!(ops::binary(heap, $op, rk!($a), rk!($b)));
+                let v = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)));
                 reg!($dst) = v;
             }};
         }
         // The int-operand forms: `r[a]` against the int `k`.
-        macro_rules! arith_int {
-            ($dst:expr, $a:expr, $k:expr, $fast:expr, $slow:expr) => {{
+        macro_rules! binary_k {
+            ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 if let Value::Int(i) = reg!($a) {
-                    if let Some(r) = $fast(i, $k as i64) {
+                    if let Some(r) = <$S>::ints(i, $k as i64) {
                         reg!($dst) = Value::Int(r);
                         continue;
                     }
                 }
-                let v = tri!($slow(heap, reg!($a), Value::Int($k as i64)));
+                let v = tri!(<$S>::general(heap, &reg!($a), &Value::Int($k as i64)));
                 reg!($dst) = v;
             }};
         }
-        macro_rules! cmp_int {
-            ($dst:expr, $a:expr, $k:expr, $op:expr, $fast:expr) => {{
-                if let Value::Int(i) = reg!($a) {
-                    reg!($dst) = Value::Bool($fast(&i, &($k as i64)));
+        // A unary operator `$S` (a `sem::Unary`).
+        macro_rules! unary {
+            ($dst:expr, $src:expr, $S:ty) => {{
+                let x = reg!($src);
+                if let Value::Int(i) = x {
+                    if let Some(r) = <$S>::int(i) {
+                        reg!($dst) = Value::Int(r);
+                        continue;
+                    }
+                }
+                let v = tri!(<$S>::general(heap, x));
+                reg!($dst) = v;
+            }};
+        }
+        // A comparison `$S` (a `sem::Compare`).
+        macro_rules! compare {
+            ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
+                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
+                    reg!($dst) = Value::Bool(<$S>::ints(i, j));
                     continue;
                 }
-                let v = tri!(ops::compare_in(
-                    heap.budget,
-                    $op,
-                    reg!($a),
-                    Value::Int($k as i64)
-                ));
+                let v = tri!(<$S>::general(heap, rk!($a), rk!($b)));
                 reg!($dst) = Value::Bool(v);
             }};
         }
-        macro_rules! cmp {
-            ($dst:expr, $a:expr, $b:expr, $op:expr, $fast:expr) => {{
-                if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
-                    reg!($dst) = Value::Bool($fast(i, j));
+        macro_rules! compare_k {
+            ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
+                if let Value::Int(i) = reg!($a) {
+                    reg!($dst) = Value::Bool(<$S>::ints(&i, &($k as i64)));
                     continue;
                 }
-                let v = tri!(ops::compare_in(heap.budget, $op, rk!($a), rk!($b)));
+                let v = tri!(<$S>::general(heap, reg!($a), Value::Int($k as i64)));
                 reg!($dst) = Value::Bool(v);
             }};
+        }
+        // The value of a variable or an operand of the expected kind, or
+        // the error of a miss: `$unbound` is the message of an unbound
+        // variable (omitted where the miss cannot be one).
+        macro_rules! or_fail {
+            ($e:expr, $unbound:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(sem::Miss::Unbound) => fail!(Error::msg($unbound)),
+                    Err(sem::Miss::Internal(m)) => fail!(Error::msg(m)),
+                }
+            };
+            ($e:expr) => {
+                or_fail!($e, "internal error: unbound")
+            };
         }
 
         loop {
@@ -1034,181 +1061,81 @@ impl<'h> Thread<'h> {
             match *unsafe { &*at } {
                 Instr::Move { dst, src } => reg!(dst) = reg!(src),
                 Instr::Const { dst, k } => reg!(dst) = konst!(k),
-                Instr::CheckBound { reg, name } => {
-                    if matches!(reg!(reg), Value::Unbound) {
-                        let n = konst!(name).as_str().unwrap_or("?");
-                        fail!(Error::msg(format!(
-                            "local variable {n} referenced before assignment"
-                        )))
-                    }
-                }
+                Instr::CheckBound { reg, name } => or_fail!(sem::check_bound(&reg!(reg)), {
+                    let n = konst!(name).as_str().unwrap_or("?");
+                    format!("local variable {n} referenced before assignment")
+                }),
                 Instr::LoadGlobal { dst, g } => {
-                    let v = self.globals[g as usize];
-                    if matches!(v, Value::Unbound) {
-                        fail!(Error::msg(format!(
+                    let v = or_fail!(
+                        sem::load_global(&self.globals, g as usize),
+                        format!(
                             "global variable {} referenced before assignment",
                             self.global_names[g as usize]
-                        )))
-                    }
+                        )
+                    );
                     reg!(dst) = v;
                 }
                 Instr::StoreGlobal { g, src } => self.globals[g as usize] = reg!(src),
                 Instr::LoadCell { dst, slot } => {
-                    let Value::Cell(c) = reg!(slot) else {
-                        fail!(Error::msg("internal error: not a cell"))
-                    };
-                    let v = c.value.get();
-                    if matches!(v, Value::Unbound) {
-                        fail!(Error::msg(format!(
+                    let v = or_fail!(
+                        sem::load_cell(&reg!(slot)),
+                        format!(
                             "local variable {} referenced before assignment",
                             code.local_names.get(slot as usize).copied().unwrap_or("?")
-                        )))
-                    }
+                        )
+                    );
                     reg!(dst) = v;
                 }
                 Instr::StoreCell { slot, src } => {
-                    let Value::Cell(c) = reg!(slot) else {
-                        fail!(Error::msg("internal error: not a cell"))
-                    };
-                    c.value.set(reg!(src));
+                    or_fail!(sem::store_cell(&reg!(slot), reg!(src)))
                 }
                 Instr::LoadFree { dst, idx } => {
-                    let freevars = match self.frames.last().and_then(|f| f.func) {
-                        Some(f) => f.freevars,
-                        None => &[],
-                    };
-                    let Some(cell) = freevars.get(idx as usize) else {
-                        fail!(Error::msg("internal error: free variable at top level"))
-                    };
-                    let v = cell.value.get();
-                    if matches!(v, Value::Unbound) {
-                        fail!(Error::msg(format!(
+                    let func = self.frames.last().and_then(|f| f.func);
+                    let v = or_fail!(
+                        sem::load_free(func, idx as usize),
+                        format!(
                             "local variable {} referenced before assignment",
                             code.freevars.get(idx as usize).map(|f| f.0).unwrap_or("?")
-                        )))
-                    }
+                        )
+                    );
                     reg!(dst) = v;
                 }
-                Instr::Add { dst, a, b } => {
-                    // Ints, then strings, in place; the rest (and int
-                    // overflow) in `ops`.
-                    let v = match (rk_ref!(a), rk_ref!(b)) {
-                        (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
-                            Some(s) => {
-                                reg!(dst) = Value::Int(s);
-                                continue;
-                            }
-                            None => tri!(ops::binary(heap, BinOp::Add, rk!(a), rk!(b))),
-                        },
-                        (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
-                        _ => tri!(ops::binary(heap, BinOp::Add, rk!(a), rk!(b))),
-                    };
-                    reg!(dst) = v;
-                }
-                Instr::InplaceAdd { dst, a, b } => {
-                    // Ints, then strings, in place; the rest (and int
-                    // overflow) in `ops`.
-                    let v = match (rk_ref!(a), rk_ref!(b)) {
-                        (Value::Int(i), Value::Int(j)) => match i.checked_add(*j) {
-                            Some(s) => {
-                                reg!(dst) = Value::Int(s);
-                                continue;
-                            }
-                            None => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
-                        },
-                        (Value::Str(x), Value::Str(y)) => tri!(heap.concat(x.text, y.text)),
-                        _ => tri!(ops::inplace_add(heap, rk!(a), rk!(b))),
-                    };
-                    reg!(dst) = v;
-                }
-                Instr::InplaceOr { dst, a, b } => {
-                    let x = rk!(a);
-                    let y = rk!(b);
-                    reg!(dst) = tri!(ops::inplace_or(heap, x, y));
-                }
-                Instr::Sub { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Sub, |i: i64, j| i.checked_sub(j))
-                }
-                Instr::Mul { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Mul, |i: i64, j| i.checked_mul(j))
-                }
-                Instr::Div { dst, a, b } => {
-                    let v = tri!(ops::binary(heap, BinOp::Div, rk!(a), rk!(b)));
-                    reg!(dst) = v;
-                }
-                Instr::FloorDiv { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::FloorDiv, fast::floor_div)
-                }
-                Instr::Mod { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::Mod, fast::floor_mod)
-                }
-                Instr::BitAnd { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitAnd, |i: i64, j: i64| Some(i & j))
-                }
-                Instr::BitOr { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitOr, |i: i64, j: i64| Some(i | j))
-                }
-                Instr::BitXor { dst, a, b } => {
-                    arith!(dst, a, b, BinOp::BitXor, |i: i64, j: i64| Some(i ^ j))
-                }
-                Instr::Shl { dst, a, b } => binary!(dst, a, b, BinOp::Shl),
-                Instr::Shr { dst, a, b } => binary!(dst, a, b, BinOp::Shr),
-                Instr::In { dst, a, b } => binary!(dst, a, b, BinOp::In),
-                Instr::NotIn { dst, a, b } => binary!(dst, a, b, BinOp::NotIn),
-                Instr::Eq { dst, a, b } => cmp!(dst, a, b, BinOp::Eq, i64::eq),
-                Instr::Ne { dst, a, b } => cmp!(dst, a, b, BinOp::Ne, i64::ne),
-                Instr::Lt { dst, a, b } => cmp!(dst, a, b, BinOp::Lt, i64::lt),
-                Instr::Le { dst, a, b } => cmp!(dst, a, b, BinOp::Le, i64::le),
-                Instr::Gt { dst, a, b } => cmp!(dst, a, b, BinOp::Gt, i64::gt),
-                Instr::Ge { dst, a, b } => cmp!(dst, a, b, BinOp::Ge, i64::ge),
-                Instr::AddI { dst, a, k } => {
-                    arith_int!(dst, a, k, |i: i64, j| i.checked_add(j), |h, x, y| {
-                        ops::binary(h, BinOp::Add, x, y)
-                    })
-                }
-                Instr::InplaceAddI { dst, a, k } => {
-                    arith_int!(dst, a, k, |i: i64, j| i.checked_add(j), ops::inplace_add)
-                }
-                Instr::SubI { dst, a, k } => {
-                    arith_int!(dst, a, k, |i: i64, j| i.checked_sub(j), |h, x, y| {
-                        ops::binary(h, BinOp::Sub, x, y)
-                    })
-                }
-                Instr::MulI { dst, a, k } => {
-                    arith_int!(dst, a, k, |i: i64, j| i.checked_mul(j), |h, x, y| {
-                        ops::binary(h, BinOp::Mul, x, y)
-                    })
-                }
-                Instr::ModI { dst, a, k } => {
-                    arith_int!(dst, a, k, fast::floor_mod, |h, x, y| ops::binary(
-                        h,
-                        BinOp::Mod,
-                        x,
-                        y
-                    ))
-                }
-                Instr::EqI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Eq, i64::eq),
-                Instr::NeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Ne, i64::ne),
-                Instr::LtI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Lt, i64::lt),
-                Instr::LeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Le, i64::le),
-                Instr::GtI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Gt, i64::gt),
-                Instr::GeI { dst, a, k } => cmp_int!(dst, a, k, BinOp::Ge, i64::ge),
-                Instr::Neg { dst, src } => {
-                    let x = reg!(src);
-                    reg!(dst) = match x {
-                        Value::Int(i) if i != i64::MIN => Value::Int(-i),
-                        _ => tri!(ops::unary(heap, UnaryOp::Neg, x)),
-                    };
-                }
-                Instr::Plus { dst, src } => {
-                    let x = reg!(src);
-                    reg!(dst) = tri!(ops::unary(heap, UnaryOp::Plus, x));
-                }
-                Instr::Invert { dst, src } => {
-                    let x = reg!(src);
-                    reg!(dst) = tri!(ops::unary(heap, UnaryOp::Invert, x));
-                }
-                Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
+                Instr::Add { dst, a, b } => binary!(dst, a, b, sem::Add),
+                Instr::InplaceAdd { dst, a, b } => binary!(dst, a, b, sem::InplaceAdd),
+                Instr::InplaceOr { dst, a, b } => binary!(dst, a, b, sem::InplaceOr),
+                Instr::Sub { dst, a, b } => binary!(dst, a, b, sem::Sub),
+                Instr::Mul { dst, a, b } => binary!(dst, a, b, sem::Mul),
+                Instr::Div { dst, a, b } => binary!(dst, a, b, sem::Div),
+                Instr::FloorDiv { dst, a, b } => binary!(dst, a, b, sem::FloorDiv),
+                Instr::Mod { dst, a, b } => binary!(dst, a, b, sem::Mod),
+                Instr::BitAnd { dst, a, b } => binary!(dst, a, b, sem::BitAnd),
+                Instr::BitOr { dst, a, b } => binary!(dst, a, b, sem::BitOr),
+                Instr::BitXor { dst, a, b } => binary!(dst, a, b, sem::BitXor),
+                Instr::Shl { dst, a, b } => binary!(dst, a, b, sem::Shl),
+                Instr::Shr { dst, a, b } => binary!(dst, a, b, sem::Shr),
+                Instr::In { dst, a, b } => binary!(dst, a, b, sem::In),
+                Instr::NotIn { dst, a, b } => binary!(dst, a, b, sem::NotIn),
+                Instr::Eq { dst, a, b } => compare!(dst, a, b, sem::Eq),
+                Instr::Ne { dst, a, b } => compare!(dst, a, b, sem::Ne),
+                Instr::Lt { dst, a, b } => compare!(dst, a, b, sem::Lt),
+                Instr::Le { dst, a, b } => compare!(dst, a, b, sem::Le),
+                Instr::Gt { dst, a, b } => compare!(dst, a, b, sem::Gt),
+                Instr::Ge { dst, a, b } => compare!(dst, a, b, sem::Ge),
+                Instr::AddI { dst, a, k } => binary_k!(dst, a, k, sem::Add),
+                Instr::InplaceAddI { dst, a, k } => binary_k!(dst, a, k, sem::InplaceAdd),
+                Instr::SubI { dst, a, k } => binary_k!(dst, a, k, sem::Sub),
+                Instr::MulI { dst, a, k } => binary_k!(dst, a, k, sem::Mul),
+                Instr::ModI { dst, a, k } => binary_k!(dst, a, k, sem::Mod),
+                Instr::EqI { dst, a, k } => compare_k!(dst, a, k, sem::Eq),
+                Instr::NeI { dst, a, k } => compare_k!(dst, a, k, sem::Ne),
+                Instr::LtI { dst, a, k } => compare_k!(dst, a, k, sem::Lt),
+                Instr::LeI { dst, a, k } => compare_k!(dst, a, k, sem::Le),
+                Instr::GtI { dst, a, k } => compare_k!(dst, a, k, sem::Gt),
+                Instr::GeI { dst, a, k } => compare_k!(dst, a, k, sem::Ge),
+                Instr::Neg { dst, src } => unary!(dst, src, sem::Neg),
+                Instr::Plus { dst, src } => unary!(dst, src, sem::Plus),
+                Instr::Invert { dst, src } => unary!(dst, src, sem::Invert),
+                Instr::Not { dst, src } => reg!(dst) = sem::not(reg!(src)),
                 Instr::Jump { to } => goto!(to),
                 Instr::JumpIfFalse { cond, to } => {
                     let t = reg!(cond).is_truthy();
@@ -1239,14 +1166,11 @@ impl<'h> Thread<'h> {
                         // A range: `r[iter]` is the next int, `r[iter+1]`
                         // how many are left, `r[iter+2]` the step.
                         Value::Int(v) => {
-                            let (Value::Int(left), Value::Int(step)) =
-                                (reg!(iter as usize + 1), reg!(iter as usize + 2))
-                            else {
-                                fail!(Error::msg("internal error: not a range iteration"))
-                            };
-                            if left > 0 {
-                                reg!(iter as usize + 1) = Value::Int(left - 1);
-                                reg!(iter) = Value::Int(v.wrapping_add(step));
+                            // SAFETY: `verify` proved `r[iter..iter+3]` in
+                            // range.
+                            let r =
+                                unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
+                            if let Some(v) = or_fail!(sem::range_next(v, r)) {
                                 reg!(dst) = Value::Int(v);
                                 goto!(body);
                             }
@@ -1255,34 +1179,7 @@ impl<'h> Thread<'h> {
                         Value::Iter(it) => it,
                         _ => fail!(Error::msg("internal error: not an iterator")),
                     };
-                    let next = match it {
-                        IterObj::List { list, index } => {
-                            let i = index.get();
-                            let v = list.get(i);
-                            index.set(i + 1);
-                            v
-                        }
-                        IterObj::Tuple { items, index } => {
-                            let i = index.get();
-                            index.set(i + 1);
-                            items.get(i).copied()
-                        }
-                        IterObj::Dict { dict, index } => {
-                            let map = dict.map.borrow();
-                            let mut i = index.get();
-                            let mut found = None;
-                            while let Some(e) = map.entry_at(i) {
-                                i += 1;
-                                if let Some((k, _)) = e {
-                                    found = Some(k);
-                                    break;
-                                }
-                            }
-                            index.set(i);
-                            found
-                        }
-                    };
-                    if let Some(v) = next {
+                    if let Some(v) = sem::iter_next(it) {
                         reg!(dst) = v;
                         goto!(body);
                     }
@@ -1365,17 +1262,11 @@ impl<'h> Thread<'h> {
                     // `xs.append(x)` on a list that may be mutated: done in
                     // place. Anything else (and every error) takes the
                     // general path below.
-                    if site.append {
-                        if let Value::List(l) = recv {
-                            if !l.frozen.get() && l.iterating.get() == 0 {
-                                // `verify` proved `r[b+1]` (the argument)
-                                // in range.
-                                let v = reg!(b as usize + 1);
-                                tri!(heap.push(&mut l.items.borrow_mut(), v));
-                                reg!(dst) = Value::None;
-                                continue;
-                            }
-                        }
+                    if let Some(l) = sem::append_target(site, recv) {
+                        // `verify` proved `r[b+1]` (the argument) in range.
+                        tri!(sem::append(heap, l, reg!(b as usize + 1)));
+                        reg!(dst) = Value::None;
+                        continue;
                     }
                     let base = self.frame_base();
                     let fbase = base + b as usize;
@@ -1425,28 +1316,16 @@ impl<'h> Thread<'h> {
                 }
                 Instr::Index { dst, x, i } => {
                     let xv = reg!(x);
-                    let iv = rk!(i);
-                    // A missing key or an unhashable one falls through to
-                    // `ops::index`, which reports it.
-                    let fast = match (xv, iv) {
-                        (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
-                        (Value::Dict(d), _) => d.map.borrow().get(iv).ok().flatten(),
-                        _ => None,
-                    };
-                    reg!(dst) = match fast {
+                    reg!(dst) = match sem::index_common(xv, rk_ref!(i)) {
                         Some(v) => v,
-                        None => tri!(ops::index(heap, xv, iv)),
+                        None => tri!(sem::index(heap, xv, rk!(i))),
                     };
                 }
                 Instr::SetIndex { x, i, src } => {
-                    let xv = reg!(x);
-                    let iv = rk!(i);
-                    let v = reg!(src);
-                    match xv {
-                        Value::Dict(d) if !d.frozen.get() && d.iterating.get() == 0 => {
-                            tri!(d.map.borrow_mut().insert(iv, v));
-                        }
-                        _ => tri!(ops::set_index(heap, xv, iv, v)),
+                    let (xv, iv, v) = (reg!(x), rk!(i), reg!(src));
+                    match sem::set_index_target(xv) {
+                        Some(d) => tri!(sem::dict_set(d, iv, v)),
+                        None => tri!(sem::set_index(heap, xv, iv, v)),
                     }
                 }
                 Instr::Slice { dst, base: b } => {
@@ -1477,30 +1356,16 @@ impl<'h> Thread<'h> {
                     reg!(dst) = Value::Dict(d);
                 }
                 Instr::DictSetUnique { dict, key, src } => {
-                    let Value::Dict(d) = reg!(dict) else {
-                        fail!(Error::msg("internal error: not a dict"))
-                    };
-                    let k = reg!(key);
-                    let v = reg!(src);
-                    let fresh = tri!(d.map.borrow_mut().insert(k, v));
-                    if !fresh {
-                        fail!(duplicate_key(k, budget))
-                    }
+                    let d = or_fail!(sem::dict_operand(reg!(dict)));
+                    tri!(sem::dict_set_unique(d, reg!(key), reg!(src), budget));
                 }
                 Instr::ListAppend { list, src } => {
-                    let Value::List(l) = reg!(list) else {
-                        fail!(Error::msg("internal error: not a list"))
-                    };
-                    let v = reg!(src);
-                    tri!(heap.push(&mut l.items.borrow_mut(), v));
+                    let l = or_fail!(sem::list_operand(reg!(list)));
+                    tri!(sem::append(heap, l, reg!(src)));
                 }
                 Instr::DictSet { dict, key, src } => {
-                    let Value::Dict(d) = reg!(dict) else {
-                        fail!(Error::msg("internal error: not a dict"))
-                    };
-                    let k = reg!(key);
-                    let v = reg!(src);
-                    tri!(d.map.borrow_mut().insert(k, v));
+                    let d = or_fail!(sem::dict_operand(reg!(dict)));
+                    tri!(sem::dict_set(d, reg!(key), reg!(src)));
                 }
                 Instr::MakeFunction { dst, func, base: b } => {
                     let base = self.frame_base();
@@ -1616,15 +1481,6 @@ fn site_method(site: &CallSite<'_>, recv: Value<'_>) -> Option<&'static BuiltinF
             }
             m
         }
-    }
-}
-
-/// The error of a dict display that repeats key `k`.
-fn duplicate_key(k: Value<'_>, budget: &Budget) -> Error {
-    let mut shown = String::new();
-    match crate::format::write_repr(&mut shown, k, budget) {
-        Ok(()) => Error::msg(format!("duplicate key: {shown}")),
-        Err(e) => e,
     }
 }
 

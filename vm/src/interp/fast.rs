@@ -10,25 +10,30 @@
 //! loop small is the point: it carries only the frame's code, the
 //! instruction pointer, the registers and the steps, which the compiler can
 //! then keep in machine registers, while the general loop carries far more
-//! state across its many calls. Int arithmetic and comparisons, jumps (a
-//! comparison and the conditional jump on its result run together), range
-//! and list loops, plain calls of Starlark functions with their returns,
-//! list appends and dict gets and sets are done in place; other operands of
-//! the operators, and builtin functions and methods called with a few
-//! positional arguments, go to the same routines as in the general loop.
+//! state across its many calls.
+//!
+//! What an instruction does is not written here but in the `semantics`
+//! module, which the general loop expands too: this loop only decides,
+//! per instruction, whether to run it (its common case in place, and for
+//! the operators their general case out of line) or to hand it back
+//! (`bail!`: a `Miss` of the semantics, or a case such as a missing key
+//! that the general loop reports), and does the mechanics: dispatch, step
+//! charging (a comparison and the conditional jump on its result run
+//! together), where an int result is stored, and the frames of plain calls
+//! of Starlark functions and their returns. Builtin functions and methods
+//! called with a few positional arguments go to the same routines as in
+//! the general loop.
 //!
 //! Every instruction run here costs one step, as in the general loop, and
 //! has the same effect and the same errors: an instruction that fails is
 //! charged, and the error is returned with the instruction pointer just
 //! past it, where the general loop reports it.
 
+use super::semantics::{self as sem, Binary as _, Compare as _, Unary as _};
 use super::{Thread, MAX_FRAMES};
 use crate::error::Result;
-use crate::heap::Heap;
 use crate::opcode::*;
-use crate::ops;
 use crate::value::*;
-use codemode_lang::ast::{BinOp, UnaryOp};
 
 /// The most arguments of a builtin call made from the fast path.
 const MAX_FAST_ARGS: usize = 4;
@@ -138,13 +143,6 @@ impl<'h> Thread<'h> {
                 charged!()
             }};
         }
-        // Appends to a list through the heap, which charges any growth.
-        macro_rules! push {
-            ($l:expr, $v:expr) => {{
-                let v = $v;
-                tri!(heap.push(&mut $l.items.borrow_mut(), v));
-            }};
-        }
         // Charges the current instruction and continues at `to`.
         macro_rules! jump {
             ($to:expr) => {{
@@ -152,51 +150,59 @@ impl<'h> Thread<'h> {
                 charged!()
             }};
         }
-        // A binary operator: ints in place, the rest (and int overflow)
-        // in `ops`, as in the general loop.
-        // `+` and `+=`: ints and strings here, the rest through `$other`.
+        // A binary operator `$S` (a `sem::Binary`): its int case in place,
+        // the int stored in its own branch; its general case out of line.
+        // `+` and `+=` test two registers, the common case, at once.
         macro_rules! add {
-            ($dst:expr, $a:expr, $b:expr, $other:expr) => {{
-                // Two registers, the common case, tested at once.
+            ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 if ($a | $b) & RK_CONST == 0 {
                     if let (Value::Int(i), Value::Int(j)) = (reg!($a), reg!($b)) {
-                        if let Some(r) = i.checked_add(j) {
+                        if let Some(r) = <$S>::ints(i, j) {
                             int_result!($dst, r)
                         }
                     }
                 } else if let (Value::Int(i), Value::Int(j)) = (rk_ref!($a), rk_ref!($b)) {
-                    if let Some(r) = i.checked_add(*j) {
+                    if let Some(r) = <$S>::ints(*i, *j) {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = match (rk_ref!($a), rk_ref!($b)) {
-                    (Value::Str(x), Value::Str(y)) => tri!(cold_concat(heap, x.text, y.text)),
-                    (x, y) => tri!($other(*x, *y)),
-                }
+                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
-        macro_rules! int_op {
-            ($dst:expr, $a:expr, $b:expr, $f:expr, $op:expr) => {{
+        macro_rules! binary {
+            ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 let r = match (rk_ref!($a), rk_ref!($b)) {
-                    (Value::Int(i), Value::Int(j)) => $f(*i, *j),
+                    (Value::Int(i), Value::Int(j)) => <$S>::ints(*i, *j),
                     _ => None,
                 };
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(cold_binary(heap, $op, *rk_ref!($a), *rk_ref!($b)))
+                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
-        macro_rules! int_op_k {
-            ($dst:expr, $a:expr, $k:expr, $f:expr, $slow:expr) => {{
+        // The int-operand forms: `r[a]` against the int `k`.
+        macro_rules! binary_k {
+            ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 let r = match reg!($a) {
-                    Value::Int(i) => $f(i, $k as i64),
+                    Value::Int(i) => <$S>::ints(i, $k as i64),
                     _ => None,
                 };
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!($slow(heap, reg!($a), Value::Int($k as i64)))
+                reg!($dst) = tri!(<$S>::general(heap, &reg!($a), &Value::Int($k as i64)))
+            }};
+        }
+        // A unary operator `$S` (a `sem::Unary`).
+        macro_rules! unary {
+            ($dst:expr, $src:expr, $S:ty) => {{
+                if let Value::Int(i) = reg!($src) {
+                    if let Some(r) = <$S>::int(i) {
+                        int_result!($dst, r)
+                    }
+                }
+                reg!($dst) = tri!(<$S>::general(heap, reg!($src)))
             }};
         }
         // Calls the builtin `$f` (with receiver `$recv`) on the arguments
@@ -253,23 +259,34 @@ impl<'h> Thread<'h> {
                 }
             }};
         }
-        macro_rules! int_cmp {
-            ($dst:expr, $a:expr, $b:expr, $f:expr, $op:expr) => {{
+        // A comparison `$S` (a `sem::Compare`).
+        macro_rules! compare {
+            ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 let t = match (rk_ref!($a), rk_ref!($b)) {
-                    (Value::Int(i), Value::Int(j)) => $f(i, j),
-                    (x, y) => tri!(cold_compare(heap, $op, *x, *y)),
+                    (Value::Int(i), Value::Int(j)) => <$S>::ints(i, j),
+                    (x, y) => tri!(<$S>::general(heap, *x, *y)),
                 };
                 compared!($dst, t)
             }};
         }
-        macro_rules! int_cmp_k {
-            ($dst:expr, $a:expr, $k:expr, $f:expr, $op:expr) => {{
+        macro_rules! compare_k {
+            ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 let t = match reg!($a) {
-                    Value::Int(i) => $f(&i, &($k as i64)),
-                    x => tri!(cold_compare(heap, $op, x, Value::Int($k as i64))),
+                    Value::Int(i) => <$S>::ints(&i, &($k as i64)),
+                    x => tri!(<$S>::general(heap, x, Value::Int($k as i64))),
                 };
                 compared!($dst, t)
             }};
+        }
+        // The value of a variable or an operand of the expected kind, or
+        // the instruction back to the general loop, which reports the miss.
+        macro_rules! or_back {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(_) => bail!(),
+                }
+            };
         }
 
         if fuel <= 0 {
@@ -292,111 +309,52 @@ impl<'h> Thread<'h> {
                     // SAFETY: `verify` proved every constant index in range.
                     reg!(dst) = *unsafe { code.consts.get_unchecked(k as usize) }
                 }
-                Instr::CheckBound { reg, .. } => {
-                    if matches!(reg!(reg), Value::Unbound) {
-                        bail!()
-                    }
+                Instr::CheckBound { reg, .. } => or_back!(sem::check_bound(&reg!(reg))),
+                Instr::LoadGlobal { dst, g } => {
+                    reg!(dst) = or_back!(sem::load_global(&self.globals, g as usize))
                 }
-                Instr::LoadGlobal { dst, g } => match self.globals.get(g as usize) {
-                    Some(&v) if !matches!(v, Value::Unbound) => reg!(dst) = v,
-                    _ => bail!(),
-                },
-                Instr::LoadCell { dst, slot } => match reg!(slot) {
-                    Value::Cell(c) if !matches!(c.value.get(), Value::Unbound) => {
-                        reg!(dst) = c.value.get()
-                    }
-                    _ => bail!(),
-                },
-                Instr::StoreCell { slot, src } => match reg!(slot) {
-                    Value::Cell(c) => c.value.set(reg!(src)),
-                    _ => bail!(),
-                },
-                Instr::Neg { dst, src } => {
-                    if let Value::Int(i) = reg!(src) {
-                        if i != i64::MIN {
-                            int_result!(dst, -i)
-                        }
-                    }
-                    reg!(dst) = tri!(cold_unary(heap, UnaryOp::Neg, reg!(src)))
+                Instr::LoadCell { dst, slot } => reg!(dst) = or_back!(sem::load_cell(&reg!(slot))),
+                Instr::StoreCell { slot, src } => {
+                    or_back!(sem::store_cell(&reg!(slot), reg!(src)))
                 }
                 Instr::LoadFree { dst, idx } => {
-                    let cell = self
-                        .frames
-                        .last()
-                        .and_then(|f| f.func)
-                        .and_then(|f| f.freevars.get(idx as usize));
-                    match cell.map(|c| c.value.get()) {
-                        Some(v) if !matches!(v, Value::Unbound) => reg!(dst) = v,
-                        _ => bail!(),
-                    }
+                    let func = self.frames.last().and_then(|f| f.func);
+                    reg!(dst) = or_back!(sem::load_free(func, idx as usize))
                 }
-                Instr::Add { dst, a, b } => {
-                    add!(dst, a, b, |x, y| cold_binary(heap, BinOp::Add, x, y))
-                }
-                Instr::InplaceAdd { dst, a, b } => {
-                    add!(dst, a, b, |x, y| cold_inplace_add(heap, x, y))
-                }
-                Instr::Sub { dst, a, b } => int_op!(dst, a, b, i64::checked_sub, BinOp::Sub),
-                Instr::Mul { dst, a, b } => int_op!(dst, a, b, i64::checked_mul, BinOp::Mul),
-                Instr::FloorDiv { dst, a, b } => int_op!(dst, a, b, floor_div, BinOp::FloorDiv),
-                Instr::Mod { dst, a, b } => int_op!(dst, a, b, floor_mod, BinOp::Mod),
-                Instr::BitAnd { dst, a, b } => {
-                    int_op!(dst, a, b, |i: i64, j: i64| Some(i & j), BinOp::BitAnd)
-                }
-                Instr::BitOr { dst, a, b } => {
-                    int_op!(dst, a, b, |i: i64, j: i64| Some(i | j), BinOp::BitOr)
-                }
-                Instr::BitXor { dst, a, b } => {
-                    int_op!(dst, a, b, |i: i64, j: i64| Some(i ^ j), BinOp::BitXor)
-                }
-                Instr::Div { dst, a, b } => {
-                    reg!(dst) = tri!(cold_binary(heap, BinOp::Div, *rk_ref!(a), *rk_ref!(b)))
-                }
-                Instr::Shl { dst, a, b } => {
-                    reg!(dst) = tri!(cold_binary(heap, BinOp::Shl, *rk_ref!(a), *rk_ref!(b)))
-                }
-                Instr::Shr { dst, a, b } => {
-                    reg!(dst) = tri!(cold_binary(heap, BinOp::Shr, *rk_ref!(a), *rk_ref!(b)))
-                }
-                Instr::In { dst, a, b } => {
-                    reg!(dst) = tri!(cold_binary(heap, BinOp::In, *rk_ref!(a), *rk_ref!(b)))
-                }
-                Instr::NotIn { dst, a, b } => {
-                    reg!(dst) = tri!(cold_binary(heap, BinOp::NotIn, *rk_ref!(a), *rk_ref!(b)))
-                }
-                Instr::AddI { dst, a, k } => int_op_k!(dst, a, k, i64::checked_add, |h, x, y| {
-                    cold_binary(h, BinOp::Add, x, y)
-                }),
-                Instr::InplaceAddI { dst, a, k } => {
-                    int_op_k!(dst, a, k, i64::checked_add, cold_inplace_add)
-                }
-                Instr::SubI { dst, a, k } => int_op_k!(dst, a, k, i64::checked_sub, |h, x, y| {
-                    cold_binary(h, BinOp::Sub, x, y)
-                }),
-                Instr::MulI { dst, a, k } => int_op_k!(dst, a, k, i64::checked_mul, |h, x, y| {
-                    cold_binary(h, BinOp::Mul, x, y)
-                }),
-                Instr::ModI { dst, a, k } => int_op_k!(dst, a, k, floor_mod, |h, x, y| {
-                    cold_binary(h, BinOp::Mod, x, y)
-                }),
-                Instr::Eq { dst, a, b } => int_cmp!(dst, a, b, i64::eq, BinOp::Eq),
-                Instr::Ne { dst, a, b } => int_cmp!(dst, a, b, i64::ne, BinOp::Ne),
-                Instr::Lt { dst, a, b } => int_cmp!(dst, a, b, i64::lt, BinOp::Lt),
-                Instr::Le { dst, a, b } => int_cmp!(dst, a, b, i64::le, BinOp::Le),
-                Instr::Gt { dst, a, b } => int_cmp!(dst, a, b, i64::gt, BinOp::Gt),
-                Instr::Ge { dst, a, b } => int_cmp!(dst, a, b, i64::ge, BinOp::Ge),
-                Instr::EqI { dst, a, k } => int_cmp_k!(dst, a, k, i64::eq, BinOp::Eq),
-                Instr::NeI { dst, a, k } => int_cmp_k!(dst, a, k, i64::ne, BinOp::Ne),
-                Instr::LtI { dst, a, k } => int_cmp_k!(dst, a, k, i64::lt, BinOp::Lt),
-                Instr::LeI { dst, a, k } => int_cmp_k!(dst, a, k, i64::le, BinOp::Le),
-                Instr::GtI { dst, a, k } => int_cmp_k!(dst, a, k, i64::gt, BinOp::Gt),
-                Instr::GeI { dst, a, k } => int_cmp_k!(dst, a, k, i64::ge, BinOp::Ge),
-                Instr::Plus { dst, src } => {
-                    reg!(dst) = tri!(cold_unary(heap, UnaryOp::Plus, reg!(src)))
-                }
-                Instr::Invert { dst, src } => {
-                    reg!(dst) = tri!(cold_unary(heap, UnaryOp::Invert, reg!(src)))
-                }
+                Instr::Neg { dst, src } => unary!(dst, src, sem::Neg),
+                Instr::Plus { dst, src } => unary!(dst, src, sem::Plus),
+                Instr::Invert { dst, src } => unary!(dst, src, sem::Invert),
+                Instr::Add { dst, a, b } => add!(dst, a, b, sem::Add),
+                Instr::InplaceAdd { dst, a, b } => add!(dst, a, b, sem::InplaceAdd),
+                Instr::Sub { dst, a, b } => binary!(dst, a, b, sem::Sub),
+                Instr::Mul { dst, a, b } => binary!(dst, a, b, sem::Mul),
+                Instr::Div { dst, a, b } => binary!(dst, a, b, sem::Div),
+                Instr::FloorDiv { dst, a, b } => binary!(dst, a, b, sem::FloorDiv),
+                Instr::Mod { dst, a, b } => binary!(dst, a, b, sem::Mod),
+                Instr::BitAnd { dst, a, b } => binary!(dst, a, b, sem::BitAnd),
+                Instr::BitOr { dst, a, b } => binary!(dst, a, b, sem::BitOr),
+                Instr::BitXor { dst, a, b } => binary!(dst, a, b, sem::BitXor),
+                Instr::Shl { dst, a, b } => binary!(dst, a, b, sem::Shl),
+                Instr::Shr { dst, a, b } => binary!(dst, a, b, sem::Shr),
+                Instr::In { dst, a, b } => binary!(dst, a, b, sem::In),
+                Instr::NotIn { dst, a, b } => binary!(dst, a, b, sem::NotIn),
+                Instr::AddI { dst, a, k } => binary_k!(dst, a, k, sem::Add),
+                Instr::InplaceAddI { dst, a, k } => binary_k!(dst, a, k, sem::InplaceAdd),
+                Instr::SubI { dst, a, k } => binary_k!(dst, a, k, sem::Sub),
+                Instr::MulI { dst, a, k } => binary_k!(dst, a, k, sem::Mul),
+                Instr::ModI { dst, a, k } => binary_k!(dst, a, k, sem::Mod),
+                Instr::Eq { dst, a, b } => compare!(dst, a, b, sem::Eq),
+                Instr::Ne { dst, a, b } => compare!(dst, a, b, sem::Ne),
+                Instr::Lt { dst, a, b } => compare!(dst, a, b, sem::Lt),
+                Instr::Le { dst, a, b } => compare!(dst, a, b, sem::Le),
+                Instr::Gt { dst, a, b } => compare!(dst, a, b, sem::Gt),
+                Instr::Ge { dst, a, b } => compare!(dst, a, b, sem::Ge),
+                Instr::EqI { dst, a, k } => compare_k!(dst, a, k, sem::Eq),
+                Instr::NeI { dst, a, k } => compare_k!(dst, a, k, sem::Ne),
+                Instr::LtI { dst, a, k } => compare_k!(dst, a, k, sem::Lt),
+                Instr::LeI { dst, a, k } => compare_k!(dst, a, k, sem::Le),
+                Instr::GtI { dst, a, k } => compare_k!(dst, a, k, sem::Gt),
+                Instr::GeI { dst, a, k } => compare_k!(dst, a, k, sem::Ge),
                 Instr::MakeList { dst, base: b, n } => {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =
@@ -409,7 +367,7 @@ impl<'h> Thread<'h> {
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
                     reg!(dst) = tri!(heap.tuple(items));
                 }
-                Instr::Not { dst, src } => reg!(dst) = Value::Bool(!reg!(src).truth()),
+                Instr::Not { dst, src } => reg!(dst) = sem::not(reg!(src)),
                 Instr::Jump { to } => jump!(to),
                 Instr::JumpIfFalse { cond, to } => {
                     let t = reg!(cond).is_truthy();
@@ -426,37 +384,21 @@ impl<'h> Thread<'h> {
                 Instr::ForNext { iter, dst, body } => match reg!(iter) {
                     // A range iterated in registers (see `IterStart`).
                     Value::Int(v) => {
-                        let step = match reg!(iter as usize + 2) {
-                            Value::Int(step) => step,
-                            _ => bail!(),
-                        };
-                        // The counters are updated in place (their ints
-                        // only), which keeps their loads in the next
-                        // iteration forwarded from these stores.
-                        let Value::Int(left) = &mut reg!(iter as usize + 1) else {
-                            bail!()
-                        };
-                        if *left > 0 {
-                            *left -= 1;
-                            if let Value::Int(next) = &mut reg!(iter) {
-                                *next = v.wrapping_add(step);
-                            }
+                        // SAFETY: `verify` proved `r[iter..iter+3]` in range.
+                        let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
+                        if let Some(v) = or_back!(sem::range_next(v, r)) {
                             reg!(dst) = Value::Int(v);
                             jump!(body);
                         }
                     }
                     Value::Iter(IterObj::List { list, index }) => {
-                        let i = index.get();
-                        index.set(i + 1);
-                        if let Some(v) = list.get(i) {
+                        if let Some(v) = sem::list_next(list, index) {
                             reg!(dst) = v;
                             jump!(body);
                         }
                     }
                     Value::Iter(IterObj::Tuple { items, index }) => {
-                        let i = index.get();
-                        index.set(i + 1);
-                        if let Some(&v) = items.get(i) {
+                        if let Some(v) = sem::tuple_next(items, index) {
                             reg!(dst) = v;
                             jump!(body);
                         }
@@ -469,68 +411,50 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                 }
-                Instr::Index { dst, x, i } => {
-                    let v = match (reg!(x), *rk_ref!(i)) {
-                        (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
-                        // A missing or unhashable key is reported by the
-                        // general loop.
-                        (Value::Dict(d), iv) => d.map.borrow().get(iv).ok().flatten(),
-                        _ => None,
-                    };
-                    match v {
-                        Some(v) => reg!(dst) = v,
-                        None => bail!(),
-                    }
-                }
-                Instr::SetIndex { x, i, src } => match reg!(x) {
-                    Value::Dict(d) if !d.frozen.get() && d.iterating.get() == 0 => {
-                        let (k, v) = (*rk_ref!(i), reg!(src));
-                        tri!(d.map.borrow_mut().insert(k, v));
-                    }
-                    _ => bail!(),
+                Instr::Index { dst, x, i } => match sem::index_common(reg!(x), rk_ref!(i)) {
+                    Some(v) => reg!(dst) = v,
+                    // A missing or unhashable key is reported by the
+                    // general loop.
+                    None => bail!(),
                 },
+                Instr::SetIndex { x, i, src } => {
+                    let Some(d) = sem::set_index_target(reg!(x)) else {
+                        bail!()
+                    };
+                    tri!(sem::dict_set(d, *rk_ref!(i), reg!(src)));
+                }
                 Instr::ListAppend { list, src } => {
-                    let Value::List(l) = reg!(list) else { bail!() };
-                    push!(l, reg!(src));
+                    let l = or_back!(sem::list_operand(reg!(list)));
+                    tri!(sem::append(heap, l, reg!(src)));
                 }
                 Instr::MakeDict { dst, n } => {
                     let d = tri!(heap.dict(n as usize));
                     reg!(dst) = Value::Dict(d);
                 }
                 Instr::DictSetUnique { dict, key, src } => {
-                    let Value::Dict(d) = reg!(dict) else { bail!() };
-                    let (k, v) = (reg!(key), reg!(src));
-                    let fresh = tri!(d.map.borrow_mut().insert(k, v));
-                    if !fresh {
-                        tri!(Err(super::duplicate_key(k, self.budget)))
-                    }
+                    let d = or_back!(sem::dict_operand(reg!(dict)));
+                    tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
                 }
                 Instr::DictSet { dict, key, src } => {
-                    let Value::Dict(d) = reg!(dict) else { bail!() };
-                    let (k, v) = (reg!(key), reg!(src));
-                    tri!(d.map.borrow_mut().insert(k, v));
+                    let d = or_back!(sem::dict_operand(reg!(dict)));
+                    tri!(sem::dict_set(d, reg!(key), reg!(src)));
                 }
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    // `xs.append(x)` on a list that may be mutated.
-                    match reg!(b) {
-                        Value::List(l)
-                            if site.append && !l.frozen.get() && l.iterating.get() == 0 =>
-                        {
-                            // `verify` proved the argument `r[b+1]` in range.
-                            let v = reg!(b as usize + 1);
-                            push!(l, v);
-                            reg!(dst) = Value::None;
-                        }
+                    let recv = reg!(b);
+                    if let Some(l) = sem::append_target(site, recv) {
+                        // `verify` proved the argument `r[b+1]` in range.
+                        tri!(sem::append(heap, l, reg!(b as usize + 1)));
+                        reg!(dst) = Value::None;
+                    } else if site.plain && site.npos as usize <= MAX_FAST_ARGS {
                         // Other builtin methods with a few plain arguments.
-                        recv if site.plain && site.npos as usize <= MAX_FAST_ARGS => {
-                            let Some(m) = super::site_method(site, recv) else {
-                                bail!()
-                            };
-                            reg!(dst) = tri!(call_out!(m, Some(recv), b, site.npos as usize));
-                        }
-                        _ => bail!(),
+                        let Some(m) = super::site_method(site, recv) else {
+                            bail!()
+                        };
+                        reg!(dst) = tri!(call_out!(m, Some(recv), b, site.npos as usize));
+                    } else {
+                        bail!()
                     }
                 }
                 Instr::Call { dst, base: b, site } => {
@@ -615,69 +539,6 @@ impl<'h> Thread<'h> {
             charged!()
         }
     }
-}
-
-/// Floor division of ints, `None` when the general path must decide
-/// (division by zero, overflow).
-#[inline(always)]
-pub(super) fn floor_div(i: i64, j: i64) -> Option<i64> {
-    if j == 0 || (i == i64::MIN && j == -1) {
-        return None;
-    }
-    let q = i / j;
-    Some(if (i % j != 0) && ((i < 0) != (j < 0)) {
-        q - 1
-    } else {
-        q
-    })
-}
-
-/// Floored modulo of ints, `None` when the general path must decide.
-#[inline(always)]
-pub(super) fn floor_mod(i: i64, j: i64) -> Option<i64> {
-    if j == 0 || j == -1 {
-        return None;
-    }
-    let r = i % j;
-    Some(if r != 0 && ((r < 0) != (j < 0)) {
-        r + j
-    } else {
-        r
-    })
-}
-
-// The general cases, out of line and marked cold: they are the rare ones in
-// the loops the fast path is for, and kept out of its body they leave its
-// common paths compact.
-
-#[cold]
-#[inline(never)]
-fn cold_binary<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
-    ops::binary(heap, op, a, b)
-}
-
-#[cold]
-#[inline(never)]
-fn cold_inplace_add<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<Value<'h>> {
-    ops::inplace_add(heap, a, b)
-}
-
-#[cold]
-#[inline(never)]
-fn cold_unary<'h>(heap: Heap<'h>, op: UnaryOp, a: Value<'h>) -> Result<Value<'h>> {
-    ops::unary(heap, op, a)
-}
-
-#[cold]
-#[inline(never)]
-fn cold_concat<'h>(heap: Heap<'h>, a: &[u8], b: &[u8]) -> Result<Value<'h>> {
-    heap.concat(a, b)
-}
-
-#[cold]
-#[inline(never)]
-fn cold_compare<'h>(heap: Heap<'h>, op: BinOp, a: Value<'h>, b: Value<'h>) -> Result<bool> {
-    ops::compare_in(heap.budget, op, a, b)
 }
 
 impl<'h> Thread<'h> {

@@ -1,0 +1,554 @@
+//! What each instruction does, written once for both dispatch loops.
+//!
+//! `Thread::run_loop` (the general loop, `interp.rs`) and
+//! `Thread::run_fast` (the fast loop, `fast.rs`) expand the definitions
+//! here; neither states an instruction's behaviour itself. An
+//! instruction's semantics comes in up to two parts:
+//!
+//! - its *common case*, done in place: an `#[inline(always)]` function
+//!   that returns the result, or says that the case does not apply
+//!   (`None`, or a [`Miss`]: an unbound variable, a value of the wrong
+//!   kind);
+//! - its *general case*: every other operand, and every error, in one
+//!   out-of-line function (`ops`, the heap).
+//!
+//! The fast loop runs the common case and either goes on to the general
+//! case itself (the operators) or hands the instruction back to the
+//! general loop (a miss); the general loop runs the common case and then
+//! the general case, and turns a miss into its error, with the message
+//! and position the program sees. So the loops differ only in how they
+//! dispatch, charge steps and report errors, and a fix to what an
+//! instruction does lands here once.
+//!
+//! The operators are marker types implementing [`Binary`], [`Compare`] or
+//! [`Unary`]; the int-operand forms (`AddI`, `LtI`, ...) use the same type
+//! as their register form with the int as the second operand.
+
+use crate::budget::Budget;
+use crate::error::{Error, Result};
+use crate::heap::Heap;
+use crate::opcode::CallSite;
+use crate::ops;
+use crate::value::*;
+use codemode_lang::ast::{BinOp, UnaryOp};
+use std::cell::Cell;
+
+/// Why an instruction's common case does not apply, when that is not an
+/// error of the operation: the fast loop hands the instruction back, the
+/// general loop reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Miss {
+    /// The variable has no value yet ("referenced before assignment",
+    /// named by the general loop).
+    Unbound,
+    /// The compiler's invariants do not hold (this message, never expected
+    /// in a verified program).
+    Internal(&'static str),
+}
+
+/// A binary operator instruction (and its int-operand form).
+pub(super) trait Binary {
+    const OP: BinOp;
+
+    /// The result for two int operands, or `None` when the general case
+    /// decides (overflow, division by zero, an operator without an int
+    /// case).
+    #[inline(always)]
+    fn ints(_i: i64, _j: i64) -> Option<i64> {
+        None
+    }
+
+    /// Every other case, errors included. (The operands are passed by
+    /// reference: copies made for this rare call would be made in the
+    /// common path too.)
+    #[cold]
+    #[inline(never)]
+    fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+        ops::binary(heap, Self::OP, *a, *b)
+    }
+}
+
+/// A comparison instruction (and its int-operand form).
+pub(super) trait Compare {
+    const OP: BinOp;
+
+    /// The result for two int operands.
+    fn ints(i: &i64, j: &i64) -> bool;
+
+    /// Every other case, errors included.
+    #[cold]
+    #[inline(never)]
+    fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<bool> {
+        ops::compare_in(heap.budget, Self::OP, a, b)
+    }
+}
+
+/// A unary operator instruction.
+pub(super) trait Unary {
+    const OP: UnaryOp;
+
+    /// The result for an int operand, or `None` when the general case
+    /// decides.
+    #[inline(always)]
+    fn int(_i: i64) -> Option<i64> {
+        None
+    }
+
+    /// Every other case, errors included.
+    #[cold]
+    #[inline(never)]
+    fn general<'h>(heap: Heap<'h>, x: Value<'h>) -> Result<Value<'h>> {
+        ops::unary(heap, Self::OP, x)
+    }
+}
+
+/// Declares marker types for operators: `Name: Trait(OP);`, or with a
+/// block of the trait's items that differ from its defaults.
+macro_rules! operators {
+    ($($(#[$doc:meta])* $name:ident: $tr:ident($op:expr) $({ $($body:item)* })?;)*) => {$(
+        $(#[$doc])*
+        pub(super) struct $name;
+        impl $tr for $name {
+            const OP: operators!(@op $tr) = $op;
+            $($($body)*)?
+        }
+    )*};
+    (@op Binary) => { BinOp };
+    (@op Compare) => { BinOp };
+    (@op Unary) => { UnaryOp };
+}
+
+operators! {
+    /// `+`: ints in place, two strings concatenated, the rest in `ops`.
+    Add: Binary(BinOp::Add) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            i.checked_add(j)
+        }
+        #[cold]
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            match (a, b) {
+                (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
+                _ => ops::binary(heap, BinOp::Add, *a, *b),
+            }
+        }
+    };
+    /// `+=`: as `+`, except that a list is extended in place (`ops`).
+    InplaceAdd: Binary(BinOp::Add) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            i.checked_add(j)
+        }
+        #[cold]
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            match (a, b) {
+                (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
+                _ => ops::inplace_add(heap, *a, *b),
+            }
+        }
+    };
+    /// `|=`: a dict is updated in place (`ops`).
+    InplaceOr: Binary(BinOp::BitOr) {
+        #[cold]
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            ops::inplace_or(heap, *a, *b)
+        }
+    };
+    /// `-`.
+    Sub: Binary(BinOp::Sub) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            i.checked_sub(j)
+        }
+    };
+    /// `*`.
+    Mul: Binary(BinOp::Mul) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            i.checked_mul(j)
+        }
+    };
+    /// `/` (always a float: no int case).
+    Div: Binary(BinOp::Div);
+    /// `//`.
+    FloorDiv: Binary(BinOp::FloorDiv) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            floor_div(i, j)
+        }
+    };
+    /// `%`.
+    Mod: Binary(BinOp::Mod) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            floor_mod(i, j)
+        }
+    };
+    /// `&`.
+    BitAnd: Binary(BinOp::BitAnd) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            Some(i & j)
+        }
+    };
+    /// `|`.
+    BitOr: Binary(BinOp::BitOr) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            Some(i | j)
+        }
+    };
+    /// `^`.
+    BitXor: Binary(BinOp::BitXor) {
+        #[inline(always)]
+        fn ints(i: i64, j: i64) -> Option<i64> {
+            Some(i ^ j)
+        }
+    };
+    /// `<<` (its range checks and big results in `ops`).
+    Shl: Binary(BinOp::Shl);
+    /// `>>`.
+    Shr: Binary(BinOp::Shr);
+    /// `in`.
+    In: Binary(BinOp::In);
+    /// `not in`.
+    NotIn: Binary(BinOp::NotIn);
+    /// `==`.
+    Eq: Compare(BinOp::Eq) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i == j
+        }
+    };
+    /// `!=`.
+    Ne: Compare(BinOp::Ne) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i != j
+        }
+    };
+    /// `<`.
+    Lt: Compare(BinOp::Lt) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i < j
+        }
+    };
+    /// `<=`.
+    Le: Compare(BinOp::Le) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i <= j
+        }
+    };
+    /// `>`.
+    Gt: Compare(BinOp::Gt) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i > j
+        }
+    };
+    /// `>=`.
+    Ge: Compare(BinOp::Ge) {
+        #[inline(always)]
+        fn ints(i: &i64, j: &i64) -> bool {
+            i >= j
+        }
+    };
+    /// Unary `-`.
+    Neg: Unary(UnaryOp::Neg) {
+        #[inline(always)]
+        fn int(i: i64) -> Option<i64> {
+            i.checked_neg()
+        }
+    };
+    /// Unary `+`.
+    Plus: Unary(UnaryOp::Plus);
+    /// `~`.
+    Invert: Unary(UnaryOp::Invert);
+}
+
+/// Floor division of ints, `None` when the general case must decide
+/// (division by zero, overflow).
+#[inline(always)]
+pub(super) fn floor_div(i: i64, j: i64) -> Option<i64> {
+    if j == 0 || (i == i64::MIN && j == -1) {
+        return None;
+    }
+    let q = i / j;
+    Some(if (i % j != 0) && ((i < 0) != (j < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+/// Floored modulo of ints, `None` when the general case must decide.
+#[inline(always)]
+pub(super) fn floor_mod(i: i64, j: i64) -> Option<i64> {
+    if j == 0 || j == -1 {
+        return None;
+    }
+    let r = i % j;
+    Some(if r != 0 && ((r < 0) != (j < 0)) {
+        r + j
+    } else {
+        r
+    })
+}
+
+/// `not x`.
+#[inline(always)]
+pub(super) fn not(x: Value<'_>) -> Value<'_> {
+    Value::Bool(!x.truth())
+}
+
+// Variables.
+
+/// `CheckBound`: a local read before its first assignment is an error.
+#[inline(always)]
+pub(super) fn check_bound(v: &Value<'_>) -> std::result::Result<(), Miss> {
+    match v {
+        Value::Unbound => Err(Miss::Unbound),
+        _ => Ok(()),
+    }
+}
+
+/// `LoadGlobal`: global `g`'s value.
+#[inline(always)]
+pub(super) fn load_global<'h>(
+    globals: &[Value<'h>],
+    g: usize,
+) -> std::result::Result<Value<'h>, Miss> {
+    match globals.get(g) {
+        Some(Value::Unbound) => Err(Miss::Unbound),
+        Some(&v) => Ok(v),
+        None => Err(Miss::Internal("internal error: no such global")),
+    }
+}
+
+/// `LoadCell`: the value in the cell held by register `slot`.
+#[inline(always)]
+pub(super) fn load_cell<'h>(slot: &Value<'h>) -> std::result::Result<Value<'h>, Miss> {
+    match slot {
+        Value::Cell(c) => match c.value.get() {
+            Value::Unbound => Err(Miss::Unbound),
+            v => Ok(v),
+        },
+        _ => Err(Miss::Internal("internal error: not a cell")),
+    }
+}
+
+/// `StoreCell`: stores `v` into the cell held by register `slot`.
+#[inline(always)]
+pub(super) fn store_cell<'h>(slot: &Value<'h>, v: Value<'h>) -> std::result::Result<(), Miss> {
+    match slot {
+        Value::Cell(c) => {
+            c.value.set(v);
+            Ok(())
+        }
+        _ => Err(Miss::Internal("internal error: not a cell")),
+    }
+}
+
+/// `LoadFree`: free variable `idx` of the running function `func` (`None`
+/// at top level).
+#[inline(always)]
+pub(super) fn load_free<'h>(
+    func: Option<&FunctionObj<'h>>,
+    idx: usize,
+) -> std::result::Result<Value<'h>, Miss> {
+    match func.and_then(|f| f.freevars.get(idx)) {
+        Some(cell) => match cell.value.get() {
+            Value::Unbound => Err(Miss::Unbound),
+            v => Ok(v),
+        },
+        None => Err(Miss::Internal("internal error: free variable at top level")),
+    }
+}
+
+// Containers.
+
+/// `Index`, its common case: a list at a non-negative int, or a dict's
+/// value for a key it holds. `None`: [`index`] decides (and reports a
+/// missing or unhashable key, or an index out of range).
+#[inline(always)]
+pub(super) fn index_common<'h>(x: Value<'h>, i: &Value<'h>) -> Option<Value<'h>> {
+    match (x, *i) {
+        (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
+        (Value::Dict(d), iv) => d.map.borrow().get(iv).ok().flatten(),
+        _ => None,
+    }
+}
+
+/// `Index`, every other case.
+#[cold]
+#[inline(never)]
+pub(super) fn index<'h>(heap: Heap<'h>, x: Value<'h>, i: Value<'h>) -> Result<Value<'h>> {
+    ops::index(heap, x, i)
+}
+
+/// `SetIndex`, its common case: the dict in `x` when it may be mutated.
+/// `None`: [`set_index`] decides.
+#[inline(always)]
+pub(super) fn set_index_target<'h>(x: Value<'h>) -> Option<&'h DictObj<'h>> {
+    match x {
+        Value::Dict(d) if !d.frozen.get() && d.iterating.get() == 0 => Some(d),
+        _ => None,
+    }
+}
+
+/// `SetIndex`, every other case.
+#[cold]
+#[inline(never)]
+pub(super) fn set_index<'h>(
+    heap: Heap<'h>,
+    x: Value<'h>,
+    i: Value<'h>,
+    v: Value<'h>,
+) -> Result<()> {
+    ops::set_index(heap, x, i, v)
+}
+
+/// Sets `d[k] = v` (`SetIndex` on a mutable dict, `DictSet` of a dict
+/// comprehension).
+#[inline(always)]
+pub(super) fn dict_set<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
+    d.map.borrow_mut().insert(k, v).map(|_| ())
+}
+
+/// `DictSetUnique` (a dict display): sets `d[k] = v`, where `k` must be
+/// new.
+#[inline(always)]
+pub(super) fn dict_set_unique<'h>(
+    d: &DictObj<'h>,
+    k: Value<'h>,
+    v: Value<'h>,
+    budget: &Budget,
+) -> Result<()> {
+    let fresh = d.map.borrow_mut().insert(k, v)?;
+    if fresh {
+        Ok(())
+    } else {
+        Err(duplicate_key(k, budget))
+    }
+}
+
+/// The error of a dict display that repeats key `k`.
+#[cold]
+#[inline(never)]
+fn duplicate_key(k: Value<'_>, budget: &Budget) -> Error {
+    let mut shown = String::new();
+    match crate::format::write_repr(&mut shown, k, budget) {
+        Ok(()) => Error::msg(format!("duplicate key: {shown}")),
+        Err(e) => e,
+    }
+}
+
+/// The dict a `DictSet` or `DictSetUnique` fills (the compiler's own
+/// register).
+#[inline(always)]
+pub(super) fn dict_operand<'h>(v: Value<'h>) -> std::result::Result<&'h DictObj<'h>, Miss> {
+    match v {
+        Value::Dict(d) => Ok(d),
+        _ => Err(Miss::Internal("internal error: not a dict")),
+    }
+}
+
+/// The list a `ListAppend` (of a list comprehension) fills.
+#[inline(always)]
+pub(super) fn list_operand<'h>(v: Value<'h>) -> std::result::Result<&'h ListObj<'h>, Miss> {
+    match v {
+        Value::List(l) => Ok(l),
+        _ => Err(Miss::Internal("internal error: not a list")),
+    }
+}
+
+/// The list `xs` of a call `xs.append(x)` at `site` that is done in place:
+/// a list that may be mutated. `None`: the method call takes its general
+/// path.
+#[inline(always)]
+pub(super) fn append_target<'h>(site: &CallSite<'_>, recv: Value<'h>) -> Option<&'h ListObj<'h>> {
+    match recv {
+        Value::List(l) if site.append && !l.frozen.get() && l.iterating.get() == 0 => Some(l),
+        _ => None,
+    }
+}
+
+/// Appends `v` to `l` (`ListAppend`, and `xs.append(v)` in place), the
+/// heap charging any growth.
+#[inline(always)]
+pub(super) fn append<'h>(heap: Heap<'h>, l: &ListObj<'h>, v: Value<'h>) -> Result<()> {
+    heap.push(&mut l.items.borrow_mut(), v)
+}
+
+// Iteration.
+
+/// `ForNext` over a range iterated in registers `r = [next, left, step]`
+/// (see `IterStart`), `next` being the int `v`: `v`, or `None` when the
+/// range is done. The counters are updated in place (their ints only),
+/// which keeps their loads in the next iteration forwarded from these
+/// stores.
+#[inline(always)]
+pub(super) fn range_next(v: i64, r: &mut [Value<'_>; 3]) -> std::result::Result<Option<i64>, Miss> {
+    const NOT_RANGE: Miss = Miss::Internal("internal error: not a range iteration");
+    let Value::Int(step) = r[2] else {
+        return Err(NOT_RANGE);
+    };
+    let Value::Int(left) = &mut r[1] else {
+        return Err(NOT_RANGE);
+    };
+    if *left <= 0 {
+        return Ok(None);
+    }
+    *left -= 1;
+    if let Value::Int(next) = &mut r[0] {
+        *next = v.wrapping_add(step);
+    }
+    Ok(Some(v))
+}
+
+/// `ForNext` over a list: its next item, if any.
+#[inline(always)]
+pub(super) fn list_next<'h>(list: &ListObj<'h>, index: &Cell<usize>) -> Option<Value<'h>> {
+    let i = index.get();
+    index.set(i + 1);
+    list.get(i)
+}
+
+/// `ForNext` over a tuple: its next item, if any.
+#[inline(always)]
+pub(super) fn tuple_next<'h>(items: &[Value<'h>], index: &Cell<usize>) -> Option<Value<'h>> {
+    let i = index.get();
+    index.set(i + 1);
+    items.get(i).copied()
+}
+
+/// `ForNext` over a dict: its next key, if any.
+pub(super) fn dict_next<'h>(dict: &DictObj<'h>, index: &Cell<usize>) -> Option<Value<'h>> {
+    let map = dict.map.borrow();
+    let mut i = index.get();
+    let mut found = None;
+    while let Some(e) = map.entry_at(i) {
+        i += 1;
+        if let Some((k, _)) = e {
+            found = Some(k);
+            break;
+        }
+    }
+    index.set(i);
+    found
+}
+
+/// `ForNext` over an iterator object: its next value, if any.
+#[inline(always)]
+pub(super) fn iter_next<'h>(it: &IterObj<'h>) -> Option<Value<'h>> {
+    match it {
+        IterObj::List { list, index } => list_next(list, index),
+        IterObj::Tuple { items, index } => tuple_next(items, index),
+        IterObj::Dict { dict, index } => dict_next(dict, index),
+    }
+}
