@@ -113,7 +113,7 @@ const CASES: &[Case] = &[
     return t
 "#,
         steps: 19,
-        outcome: "error: invalid program: <codemode>:4:14: string < int not implemented",
+        outcome: "error: invalid program: <codemode>:4:14: string < int not implemented (hint: convert first: str(x) to join text, int(x) or float(x) for arithmetic)",
     },
     Case {
         name: "arith_error",
@@ -135,7 +135,7 @@ const CASES: &[Case] = &[
     return s
 "#,
         steps: 13,
-        outcome: "error: invalid program: <codemode>:4:11: unknown binary op: string + int",
+        outcome: "error: invalid program: <codemode>:4:11: unknown binary op: string + int (hint: convert first: str(x) to join text, int(x) or float(x) for arithmetic)",
     },
     Case {
         name: "index_and_set_index",
