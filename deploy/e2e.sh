@@ -112,12 +112,12 @@ sleep 0.5 # every server's first checks
 
 url="http://127.0.0.1:$front/mcp"
 load() { # seconds -> one summary line
-  "${wrk[@]}" -t1 -c16 -d"$1s" -s deploy/e2e.lua "$url" | tail -1
+  "${wrk[@]}" -t1 -c16 -d"$1s" -s benches/http/execute.lua "$url" -- three | tail -1
 }
 
 failed_in() { sed -n 's/.*failed \([0-9]*\) of.*/\1/p' <<<"$1"; }
 
-"${wrk[@]}" -t1 -c4 -d1s -s deploy/e2e.lua "$url" >/dev/null # warm-up
+"${wrk[@]}" -t1 -c4 -d1s -s benches/http/execute.lua "$url" -- three >/dev/null # warm-up
 before=$(load "$seconds")
 echo "before:  $before"
 

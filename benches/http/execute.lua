@@ -1,12 +1,29 @@
 -- wrk script: every request is one stateless MCP `tools/call` of `execute`
--- running a small program (one capability call) against the demo catalog.
--- Reports p50/p99 latency and counts responses that are not a successful
--- tool result (a non-200 status or no `"isError":false`).
+-- against the demo catalog. The program is chosen by the script's argument
+-- (`wrk ... -s benches/http/execute.lua URL -- NAME`): `one` (the default,
+-- benches/http/run.sh) calls one capability; `three` (deploy/e2e.sh) is an
+-- agent-like program with three capability calls. Prints one line: calls/s,
+-- p50, p99 and the failed count — a non-200 status, a body without
+-- `"isError":false`, or a socket error (connect, read, write, timeout).
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "2025-06-18"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"source":"def main():\\n    q = shipping.quote(weight_grams=1200)\\n    return {\\"cents\\": q[\\"price_cents\\"], \\"ok\\": q[\\"price_cents\\"] > 0}\\n"}}}'
+
+local programs = {
+  one = 'def main():\\n    q = shipping.quote(weight_grams=1200)\\n    return {\\"cents\\": q[\\"price_cents\\"], \\"ok\\": q[\\"price_cents\\"] > 0}\\n',
+  three = 'def main():\\n    light = shipping.quote(weight_grams=300)\\n    heavy = shipping.quote(weight_grams=4200)\\n    status = records.status()\\n    total = light[\\"price_cents\\"] + heavy[\\"price_cents\\"]\\n    return {\\"total\\": total, \\"records\\": status[\\"count\\"], \\"ok\\": total > 0}\\n',
+}
+
+local function body(name)
+  local source = programs[name or "one"]
+  if source == nil then
+    error("unknown program " .. name .. " (one or three)")
+  end
+  return '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"source":"' .. source .. '"}}}'
+end
+
+wrk.body = body("one")
 
 local threads = {}
 
@@ -15,6 +32,8 @@ function setup(thread)
 end
 
 function init(args)
+  -- Read before the thread builds its request.
+  wrk.body = body(args[1])
   bad = 0
 end
 
@@ -29,6 +48,8 @@ function done(summary, latency, requests)
   for _, thread in ipairs(threads) do
     failed = failed + thread:get("bad")
   end
+  local e = summary.errors
+  failed = failed + e.connect + e.read + e.write + e.timeout
   io.write(string.format("calls/s %.0f, p50 %.3f ms, p99 %.3f ms, failed %d of %d\n",
     summary.requests / (summary.duration / 1e6),
     latency:percentile(50) / 1000, latency:percentile(99) / 1000,
