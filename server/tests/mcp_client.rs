@@ -8,10 +8,10 @@
 //! the `instructions` of `initialize`; a hinted program error.
 
 mod common;
+use common::http_server;
 
 use codemode_catalog::{Subject, SubjectResolver, Unauthenticated};
 use codemode_server::catalogs;
-use codemode_server::http::{router, HttpOptions};
 use codemode_server::mcp::{CodeModeServer, INSTRUCTIONS};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
@@ -68,19 +68,6 @@ async fn stdio_client(args: &[&str]) -> Client {
         .spawn()
         .expect("spawn codemode serve");
     ().serve(transport).await.expect("initialize over stdio")
-}
-
-/// Serves `sources` over HTTP on an ephemeral loopback port.
-async fn http_server(sources: &[&str], config: codemode_catalog::Config) -> SocketAddr {
-    let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
-    let service = catalogs::load(&sources, &[], config).expect("catalogs load");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("address");
-    let app = router(service, &HttpOptions::default());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
 }
 
 async fn http_client(addr: SocketAddr) -> Client {

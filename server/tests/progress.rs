@@ -6,6 +6,9 @@
 //! token, the plain JSON response without), and with the Python `mcp`
 //! client's progress callback when its virtualenv exists.
 
+mod common;
+use common::http_server;
+
 use axum::body::Body;
 use axum::http::Request;
 use codemode_server::catalogs;
@@ -16,7 +19,6 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -109,18 +111,6 @@ async fn check_progress(client: &RunningService<RoleClient, Heard>, heard: &Hear
     );
 }
 
-async fn http_server() -> SocketAddr {
-    let service =
-        catalogs::load(&["demo".to_string()], &[], Default::default()).expect("demo loads");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("address");
-    let app = router(service, &HttpOptions::default());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
 #[tokio::test]
 async fn progress_over_stdio_with_rmcp() {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
@@ -137,7 +127,7 @@ async fn progress_over_stdio_with_rmcp() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_over_http_with_rmcp() {
-    let addr = http_server().await;
+    let addr = http_server(&["demo"], Default::default()).await;
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let heard = Heard::default();
     let client = heard.clone().serve(transport).await.expect("initialize");
@@ -269,7 +259,7 @@ async fn python_client_hears_progress_over_stdio_and_http() {
     let binary = env!("CARGO_BIN_EXE_codemode");
     let stdio = python_client(&python, &["stdio", binary, "serve"]).await;
     assert_eq!(stdio, expected);
-    let addr = http_server().await;
+    let addr = http_server(&["demo"], Default::default()).await;
     let http = python_client(&python, &["http", &format!("http://{addr}/mcp")]).await;
     assert_eq!(http, expected);
 }

@@ -1,8 +1,8 @@
 //! What the MCP tests share: the exact `tools/list` entries of the
 //! specification (descriptions, input and output schemas), and
 //! [`StdioServer`], `codemode serve` on stdio spoken to in raw JSON-RPC,
-//! and [`run_codemode`], one run of the binary. Each test crate uses part
-//! of it.
+//! [`run_codemode`], one run of the binary, and [`http_server`], the HTTP
+//! router on an ephemeral loopback port. Each test crate uses part of it.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
@@ -161,4 +161,21 @@ pub fn expected_tools() -> Value {
             "outputSchema": {"type": "object", "required": ["result"], "additionalProperties": false, "properties": {"result": {}}}
         }
     ])
+}
+
+/// Serves `sources` with `config` over HTTP (the router with default
+/// options) on an ephemeral loopback port.
+pub async fn http_server(
+    sources: &[&str],
+    config: codemode_catalog::Config,
+) -> std::net::SocketAddr {
+    let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
+    let service = codemode_server::catalogs::load(&sources, &[], config).expect("catalogs load");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let app = codemode_server::http::router(service, &Default::default());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
 }
