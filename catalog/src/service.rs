@@ -718,20 +718,13 @@ impl Bridge<'_> {
             Poll::Ready(output) => Ok(output),
             Poll::Pending => {
                 let token = self.session.token;
-                let wait = || {
-                    self.handle.block_on(async move {
-                        tokio::select! {
-                            output = future => Ok(output),
-                            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                            _ = token.cancelled() => Err(Error::Canceled),
-                        }
-                    })
-                };
-                if self.inline {
-                    tokio::task::block_in_place(wait)
-                } else {
-                    wait()
-                }
+                self.block_on(async move {
+                    tokio::select! {
+                        output = future => Ok(output),
+                        _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+                        _ = token.cancelled() => Err(Error::Canceled),
+                    }
+                })
             }
         }
     }
