@@ -20,7 +20,7 @@ use crate::value::Value;
 use bumpalo::collections::Vec as BumpVec;
 use codemode_lang::ast::*;
 use rustc_hash::FxHashMap;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 /// Compiles a resolved module. `predeclared` and `universal` are the values
 /// of the names the resolver was given, in the same order.
@@ -38,6 +38,7 @@ pub fn compile_module<'h>(
         heap,
         predeclared,
         universal,
+        strs: RefCell::new(FxHashMap::default()),
     };
     let mut c = FnCompiler::new(&env, scope, "<toplevel>", 0)?;
     c.stmts(module.stmts)?;
@@ -53,6 +54,29 @@ struct Env<'h, 'e> {
     heap: Heap<'h>,
     predeclared: &'e [Value<'h>],
     universal: &'e [Value<'h>],
+    /// The module's string constants, one object per text across all its
+    /// functions: a key written in one function and looked up in another
+    /// is then the same object, which dict lookups compare by address
+    /// before comparing text, and whose hash is computed here once.
+    strs: RefCell<FxHashMap<&'h str, Value<'h>>>,
+}
+
+impl<'h> Env<'h, '_> {
+    /// The module's one string object for `text`, with its dict-key hash
+    /// when the text is short.
+    fn str_const(&self, text: &'h str) -> Result<Value<'h>> {
+        if let Some(&v) = self.strs.borrow().get(text) {
+            return Ok(v);
+        }
+        let v = self.heap.str_in_arena(text)?;
+        if text.len() <= crate::budget::WORK_CHECK_BYTES {
+            // Free of charge at this length (a longer text is hashed, and
+            // charged, at its first use as a key).
+            crate::hash::hash_in(self.heap.budget, v)?;
+        }
+        self.strs.borrow_mut().insert(text, v);
+        Ok(v)
+    }
 }
 
 /// The innermost enclosing loop.
@@ -290,7 +314,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         if let Some(k) = self.const_index.get(&ConstKey::Str(s)) {
             return Ok(k);
         }
-        let v = self.env.heap.str_in_arena(s)?;
+        let v = self.env.str_const(s)?;
         self.konst_new(ConstKey::Str(s), v)
     }
 

@@ -34,8 +34,23 @@ struct Entry<'h> {
 fn key_eq<'h>(budget: &Budget, a: Value<'h>, b: Value<'h>) -> Result<bool> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Ok(x == y),
-        (Value::Str(x), Value::Str(y)) => Ok(x.text == y.text),
+        (Value::Str(x), Value::Str(y)) => Ok(x.same_text(y)),
         _ => ops::equals_in(budget, a, b),
+    }
+}
+
+/// Whether entry key `e` equals the int `i`: an int of the same value, or
+/// a float or big int equal to it (`1 == 1.0`); no other kind equals an
+/// int.
+#[inline(always)]
+fn int_key_eq(budget: &Budget, e: Value<'_>, i: i64) -> bool {
+    match e {
+        Value::Int(j) => i == j,
+        // Comparing two numbers cannot fail.
+        Value::Float(_) | Value::BigInt(_) => {
+            ops::equals_in(budget, e, Value::Int(i)).unwrap_or(false)
+        }
+        _ => false,
     }
 }
 
@@ -68,8 +83,48 @@ impl<'h> DictMap<'h> {
         self.live == 0
     }
 
-    /// Position of `key` in `entries`, if present.
+    /// The position of the live entry with hash `hash` whose key `eq`
+    /// accepts: a scan of a small table, a probe of the index otherwise.
+    #[inline(always)]
+    fn probe(&self, hash: u32, eq: impl Fn(Value<'h>) -> bool) -> Option<usize> {
+        if self.index.is_empty() {
+            for (i, e) in self.entries.iter().enumerate() {
+                if e.hash == hash && e.live && eq(e.key) {
+                    return Some(i);
+                }
+            }
+            return None;
+        }
+        let mask = self.index.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            let pos = self.index[slot];
+            if pos == EMPTY {
+                return None;
+            }
+            let e = &self.entries[pos as usize];
+            if e.live && e.hash == hash && eq(e.key) {
+                return Some(pos as usize);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// Position of `key`, whose hash is `hash`, in `entries`: ints and
+    /// strings in place, other keys out of line.
+    #[inline(always)]
     fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
+        let budget = self.heap.budget;
+        match key {
+            Value::Str(k) => Ok(self.probe(hash, |e| matches!(e, Value::Str(s) if s.same_text(k)))),
+            Value::Int(i) => Ok(self.probe(hash, |e| int_key_eq(budget, e, i))),
+            _ => self.find_other(key, hash),
+        }
+    }
+
+    /// [`DictMap::find`] of a key other than an int or a string.
+    #[inline(never)]
+    fn find_other(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
         if self.index.is_empty() {
             for (i, e) in self.entries.iter().enumerate() {
                 if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
@@ -94,11 +149,13 @@ impl<'h> DictMap<'h> {
     }
 
     /// The value for `key`. Fails if `key` is unhashable.
+    #[inline(always)]
     pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
         Ok(self.position(key)?.map(|i| self.entries[i].value))
     }
 
     /// Whether `key` is present. Fails if `key` is unhashable.
+    #[inline(always)]
     pub fn contains(&self, key: Value<'h>) -> Result<bool> {
         Ok(self.position(key)?.is_some())
     }
@@ -108,20 +165,39 @@ impl<'h> DictMap<'h> {
     /// string equals only a string of the same text, and comparing a few
     /// short texts costs less than the hash); any other lookup hashes the
     /// key, which fails if it is unhashable.
+    #[inline(always)]
     fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
         match key {
             Value::Str(k) if self.index.is_empty() => {
+                if k.hash.get() != 0 {
+                    // Hashed already (a constant, a key read from a dict):
+                    // the kept hashes rule out the other entries.
+                    return self.find(key, k.hash.get() as u32);
+                }
                 if k.text.len() > 64 {
                     // At most one full comparison per entry of equal length.
                     self.heap.budget.charge_bytes(k.text.len())?;
                 }
-                Ok(self
-                    .entries
-                    .iter()
-                    .position(|e| matches!(e.key, Value::Str(s) if e.live && s.text == k.text)))
+                for (i, e) in self.entries.iter().enumerate() {
+                    if matches!(e.key, Value::Str(s) if e.live && s.same_text(k)) {
+                        return Ok(Some(i));
+                    }
+                }
+                Ok(None)
             }
-            _ => self.find(key, crate::hash::hash_in(self.heap.budget, key)?),
+            Value::Str(k) => match k.hash.get() {
+                0 => self.position_hashing(key),
+                h => self.find(key, h as u32),
+            },
+            Value::Int(i) => self.find(key, crate::hash::hash_i64(i)),
+            _ => self.position_hashing(key),
         }
+    }
+
+    /// [`DictMap::position`] of a key to be hashed first.
+    #[inline(never)]
+    fn position_hashing(&self, key: Value<'h>) -> Result<Option<usize>> {
+        self.find(key, crate::hash::hash_in(self.heap.budget, key)?)
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key

@@ -47,7 +47,7 @@ fn fold(h: u64) -> u32 {
 }
 
 #[inline]
-fn hash_i64(i: i64) -> u32 {
+pub fn hash_i64(i: i64) -> u32 {
     fold(hash_state().hash_one(i))
 }
 

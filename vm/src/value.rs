@@ -168,6 +168,43 @@ impl<'h> StrObj<'h> {
             hash: Cell::new(0),
         }
     }
+
+    /// Whether the two strings have the same text: the same object (the
+    /// module's constants are one object per text), or texts of one length that compare equal — short ones (most dict
+    /// keys) with a few word loads in place rather than a `memcmp` call,
+    /// and with differing kept hashes ruling out the rest.
+    #[inline(always)]
+    pub fn same_text(&self, other: &StrObj<'_>) -> bool {
+        if std::ptr::eq(self, other) {
+            return true;
+        }
+        let (a, b) = (self.text, other.text);
+        if a.len() != b.len() {
+            return false;
+        }
+        let (ha, hb) = (self.hash.get(), other.hash.get());
+        if ha != 0 && hb != 0 && ha != hb {
+            return false;
+        }
+        short_bytes_eq(a, b)
+    }
+}
+
+/// Equality of two byte strings of equal length, the short ones by
+/// overlapping word loads.
+#[inline(always)]
+fn short_bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    debug_assert_eq!(n, b.len());
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+    let half = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().unwrap());
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
 }
 
 /// An immutable byte string.
@@ -352,4 +389,47 @@ pub enum IterObj<'h> {
         dict: &'h DictObj<'h>,
         index: Cell<usize>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_text_sees_every_byte_at_every_length() {
+        for n in 0..40usize {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            let copy = base.clone();
+            let (a, b) = (StrObj::new(&base), StrObj::new(&copy));
+            assert!(a.same_text(&b) && a.same_text(&a), "length {n}");
+            for i in 0..n {
+                let mut other = base.clone();
+                other[i] ^= 0x20;
+                assert!(!a.same_text(&StrObj::new(&other)), "length {n}, byte {i}");
+            }
+            let longer: Vec<u8> = base.iter().copied().chain([b'z']).collect();
+            assert!(!a.same_text(&StrObj::new(&longer)));
+            // A prefix of the same bytes is not the same text.
+            if n > 0 {
+                assert!(!a.same_text(&StrObj::new(&base[..n - 1])));
+            }
+        }
+    }
+
+    #[test]
+    fn kept_hashes_decide_only_when_they_differ() {
+        let (x, y) = (StrObj::new(b"key"), StrObj::new(b"key"));
+        x.hash.set(1 << 32 | 7);
+        y.hash.set(1 << 32 | 7);
+        assert!(x.same_text(&y));
+        let z = StrObj::new(b"kez");
+        z.hash.set(1 << 32 | 7);
+        assert!(!x.same_text(&z), "equal hashes, different text");
+        let w = StrObj::new(b"key");
+        w.hash.set(1 << 32 | 9);
+        assert!(
+            !x.same_text(&w),
+            "differing kept hashes mean differing texts"
+        );
+    }
 }
