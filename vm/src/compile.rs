@@ -149,6 +149,19 @@ struct FnCompiler<'h, 'e> {
     loops: Vec<LoopCtx>,
 }
 
+/// Whether every key of a dict display is a string literal, no two alike
+/// (then no key can be present when it is set).
+fn distinct_str_literals(entries: &[DictEntry<'_>]) -> bool {
+    let mut seen = rustc_hash::FxHashSet::default();
+    entries.iter().all(|e| {
+        let mut key = e.key;
+        while let ExprKind::Paren(x) = &key.kind {
+            key = x;
+        }
+        matches!(&key.kind, ExprKind::Literal(Literal::String(s)) if seen.insert(*s))
+    })
+}
+
 fn too_large(pos: Pos) -> Error {
     Error::msg("function too large to compile").at(pos)
 }
@@ -786,18 +799,18 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             ExprKind::Dict(entries) => {
                 let n = entries.len().min(MAX_OPERAND) as u16;
                 self.emit(Instr::MakeDict { dst, n }, pos)?;
+                let known_new = distinct_str_literals(entries);
                 for ent in entries.iter() {
                     let mark = self.next_reg;
                     let k = self.operand_reg(ent.key)?;
                     let v = self.operand_reg(ent.value)?;
-                    self.emit(
-                        Instr::DictSetUnique {
-                            dict: dst,
-                            key: k,
-                            src: v,
-                        },
-                        ent.colon,
-                    )?;
+                    let (dict, key, src) = (dst, k, v);
+                    let set = if known_new {
+                        Instr::DictPushNew { dict, key, src }
+                    } else {
+                        Instr::DictSetUnique { dict, key, src }
+                    };
+                    self.emit(set, ent.colon)?;
                     self.next_reg = mark;
                 }
                 Ok(())

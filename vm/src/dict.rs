@@ -208,6 +208,20 @@ impl<'h> DictMap<'h> {
             self.entries[i].value = value;
             return Ok(false);
         }
+        self.push(key, value, hash)?;
+        Ok(true)
+    }
+
+    /// Adds `key`, known not to be present, last.
+    pub fn push_new(&mut self, key: Value<'h>, value: Value<'h>) -> Result<()> {
+        let hash = crate::hash::hash_in(self.heap.budget, key)?;
+        debug_assert!(self.find(key, hash)?.is_none(), "the key is new");
+        self.push(key, value, hash)
+    }
+
+    /// Adds an entry for a key not present.
+    #[inline(always)]
+    fn push(&mut self, key: Value<'h>, value: Value<'h>, hash: u32) -> Result<()> {
         if self.entries.len() == self.entries.capacity() {
             // The whole new block is charged: the arena keeps the old one
             // when it cannot grow it in place.
@@ -232,7 +246,7 @@ impl<'h> DictMap<'h> {
                 self.index_insert(pos, hash);
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Removes `key`, returning its value.

@@ -359,6 +359,14 @@ pub enum Instr {
         key: Reg,
         src: Reg,
     },
+    /// `r[dict][r[key]] = r[src]` for a key the compiler proved new: a
+    /// display whose keys are distinct string literals. Its effect is
+    /// `DictSetUnique`'s without the search for the key.
+    DictPushNew {
+        dict: Reg,
+        key: Reg,
+        src: Reg,
+    },
     /// `r[list].append(r[src])` (comprehensions).
     ListAppend {
         list: Reg,
@@ -704,6 +712,7 @@ impl Code<'_> {
             MakeTuple { dst, base, n } => format!("maketuple r{dst} = r{base}..+{n}"),
             MakeDict { dst, n } => format!("makedict r{dst} = {{}} (room {n})"),
             DictSetUnique { dict, key, src } => format!("dictsetunique r{dict}[r{key}] = r{src}"),
+            DictPushNew { dict, key, src } => format!("dictpushnew r{dict}[r{key}] = r{src}"),
             ListAppend { list, src } => format!("listappend r{list} += r{src}"),
             DictSet { dict, key, src } => format!("dictset r{dict}[r{key}] = r{src}"),
             MakeFunction { dst, func, base } => format!(

@@ -207,7 +207,9 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 range(pc, base, n as usize)?;
             }
             MakeDict { dst, .. } => reg(pc, dst)?,
-            DictSetUnique { dict, key, src } | DictSet { dict, key, src } => {
+            DictSetUnique { dict, key, src }
+            | DictPushNew { dict, key, src }
+            | DictSet { dict, key, src } => {
                 reg(pc, dict)?;
                 reg(pc, key)?;
                 reg(pc, src)?;

@@ -435,6 +435,10 @@ impl<'h> Thread<'h> {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
                 }
+                Instr::DictPushNew { dict, key, src } => {
+                    let d = or_back!(sem::dict_operand(reg!(dict)));
+                    tri!(sem::dict_push_new(d, reg!(key), reg!(src)));
+                }
                 Instr::DictSet { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_set(d, reg!(key), reg!(src)));

@@ -437,6 +437,13 @@ pub(super) fn dict_set_unique<'h>(
     }
 }
 
+/// `DictPushNew` (a display of distinct string literals): sets `d[k] = v`,
+/// `k` known to be new.
+#[inline(always)]
+pub(super) fn dict_push_new<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
+    d.map.borrow_mut().push_new(k, v)
+}
+
 /// The error of a dict display that repeats key `k`.
 #[cold]
 #[inline(never)]
