@@ -412,6 +412,28 @@ fn hash<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// starlark-go's `parseInt`: an optional sign, an optional base prefix
 /// (`0x`, `0o`, `0b`, taken when it matches `base` or `base` is 0), then
 /// digits of the base. `None` when invalid.
+/// `int(s)` in base 10 for the common text: an optional sign and 1 to 18
+/// decimal digits (which fit an i64); `None` for anything else, which
+/// [`parse_int`] decides.
+fn small_decimal(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + i64::from(c - b'0');
+    }
+    Some(if neg { -n } else { n })
+}
+
 fn parse_int(th: &Thread<'_>, s: &str, base: u32) -> Result<Option<BigInt>> {
     let (neg, mut s) = match s.as_bytes().first() {
         Some(b'+') => (false, &s[1..]),
@@ -468,6 +490,11 @@ fn int<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
             })?;
             if b != 0 && !(2..=36).contains(&b) {
                 return Err(Error::msg("int: base must be an integer >= 2 && <= 36"));
+            }
+        }
+        if b == 10 {
+            if let Some(n) = small_decimal(s.text) {
+                return Ok(Value::Int(n));
             }
         }
         let digits = text::lossy(s.text);
