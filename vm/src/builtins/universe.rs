@@ -8,6 +8,7 @@
 
 use super::args::{self, collect, for_each, is_iterable, pos, positional, unpack};
 use super::{Args, BuiltinFn};
+use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format;
 use crate::interp::Thread;
@@ -727,6 +728,12 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
                 budget.charge_bytes(s.text.len().min(t.text.len()))?;
                 Ok(s.text < t.text)
             }
+            (Value::Tuple(s), Value::Tuple(t)) => {
+                match flat_tuple_less(budget, s.items, t.items)? {
+                    Some(less) => Ok(less),
+                    None => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
+                }
+            }
             _ => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
         }
     };
@@ -759,6 +766,32 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
         width *= 2;
     }
     Ok(src)
+}
+
+/// `a < b` for two tuples (`sorted`'s multi-key sort), decided in place
+/// while the items compared are ints with ints and strings with strings:
+/// the first pair that differs decides, else the shorter tuple is less.
+/// `None` when a pair of other kinds is reached first (the general
+/// comparison decides).
+#[inline]
+fn flat_tuple_less(budget: &Budget, a: &[Value<'_>], b: &[Value<'_>]) -> Result<Option<bool>> {
+    for (x, y) in a.iter().zip(b) {
+        match (x, y) {
+            (Value::Int(i), Value::Int(j)) => {
+                if i != j {
+                    return Ok(Some(i < j));
+                }
+            }
+            (Value::Str(s), Value::Str(t)) => {
+                budget.charge_bytes(s.text.len().min(t.text.len()))?;
+                if !s.same_text(t) {
+                    return Ok(Some(s.text < t.text));
+                }
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(a.len() < b.len()))
 }
 
 /// The error starlark-go's `sorted` reports for `keys` that do not all
