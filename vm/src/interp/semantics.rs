@@ -46,6 +46,28 @@ pub(super) enum Miss {
     Internal(&'static str),
 }
 
+/// `a in b` when `b` is a dict and `a` a string or an int (a lookup that
+/// cannot fail but on the deadline); `None` for every other case.
+#[inline(always)]
+fn dict_has<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<Result<bool>> {
+    match (a, b) {
+        (Value::Str(_) | Value::Int(_), Value::Dict(d)) => Some(d.map.borrow().contains(*a)),
+        _ => None,
+    }
+}
+
+/// `a == b` decided without the general comparison: either is `None`, or
+/// both are bools, or short strings. `None` for every other case.
+#[inline(always)]
+fn quick_equal<'h>(a: Value<'h>, b: Value<'h>) -> Option<bool> {
+    match (a, b) {
+        (Value::None, x) | (x, Value::None) => Some(matches!(x, Value::None)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x == y),
+        (Value::Str(x), Value::Str(y)) if x.text.len() <= 64 => Some(x.same_text(y)),
+        _ => None,
+    }
+}
+
 /// A binary operator instruction (and its int-operand form).
 pub(super) trait Binary {
     const OP: BinOp;
@@ -212,22 +234,53 @@ operators! {
     Shl: Binary(BinOp::Shl);
     /// `>>`.
     Shr: Binary(BinOp::Shr);
-    /// `in`.
-    In: Binary(BinOp::In);
-    /// `not in`.
-    NotIn: Binary(BinOp::NotIn);
-    /// `==`.
+    /// `in`: a string or int looked up in a dict without the general
+    /// operator's dispatch.
+    In: Binary(BinOp::In) {
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            match dict_has(a, b) {
+                Some(found) => found.map(Value::Bool),
+                None => ops::binary(heap, BinOp::In, *a, *b),
+            }
+        }
+    };
+    /// `not in`: as `in`.
+    NotIn: Binary(BinOp::NotIn) {
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            match dict_has(a, b) {
+                Some(found) => found.map(|f| Value::Bool(!f)),
+                None => ops::binary(heap, BinOp::NotIn, *a, *b),
+            }
+        }
+    };
+    /// `==`: besides ints, `None` and short strings in place.
     Eq: Compare(BinOp::Eq) {
         #[inline(always)]
         fn ints(i: &i64, j: &i64) -> bool {
             i == j
         }
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<bool> {
+            match quick_equal(a, b) {
+                Some(eq) => Ok(eq),
+                None => ops::compare_in(heap.budget, BinOp::Eq, a, b),
+            }
+        }
     };
-    /// `!=`.
+    /// `!=`: as `==`.
     Ne: Compare(BinOp::Ne) {
         #[inline(always)]
         fn ints(i: &i64, j: &i64) -> bool {
             i != j
+        }
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: Value<'h>, b: Value<'h>) -> Result<bool> {
+            match quick_equal(a, b) {
+                Some(eq) => Ok(!eq),
+                None => ops::compare_in(heap.budget, BinOp::Ne, a, b),
+            }
         }
     };
     /// `<`.
