@@ -47,11 +47,23 @@ pub(super) enum Miss {
 }
 
 /// `a in b` when `b` is a dict and `a` a string or an int (a lookup that
-/// cannot fail but on the deadline); `None` for every other case.
+/// cannot fail but on the deadline), or `b` a list or tuple and `a` a
+/// short string (which only a string of the same text equals; a long
+/// scan is charged as work); `None` for every other case.
 #[inline(always)]
-fn dict_has<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<Result<bool>> {
+fn quick_in<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Option<Result<bool>> {
+    let scan = |items: &[Value<'h>], s: &StrObj<'h>| -> Result<bool> {
+        if items.len() > 64 {
+            heap.budget.charge_work(items.len() as u64)?;
+        }
+        Ok(items
+            .iter()
+            .any(|x| matches!(x, Value::Str(t) if t.same_text(s))))
+    };
     match (a, b) {
         (Value::Str(_) | Value::Int(_), Value::Dict(d)) => Some(d.map.borrow().contains(*a)),
+        (Value::Str(s), Value::List(l)) if s.text.len() <= 64 => Some(scan(&l.items.borrow(), s)),
+        (Value::Str(s), Value::Tuple(t)) if s.text.len() <= 64 => Some(scan(t.items, s)),
         _ => None,
     }
 }
@@ -234,12 +246,12 @@ operators! {
     Shl: Binary(BinOp::Shl);
     /// `>>`.
     Shr: Binary(BinOp::Shr);
-    /// `in`: a string or int looked up in a dict without the general
+    /// `in`: the common cases of [`quick_in`] without the general
     /// operator's dispatch.
     In: Binary(BinOp::In) {
         #[inline(never)]
         fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
-            match dict_has(a, b) {
+            match quick_in(heap, a, b) {
                 Some(found) => found.map(Value::Bool),
                 None => ops::binary(heap, BinOp::In, *a, *b),
             }
@@ -249,7 +261,7 @@ operators! {
     NotIn: Binary(BinOp::NotIn) {
         #[inline(never)]
         fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
-            match dict_has(a, b) {
+            match quick_in(heap, a, b) {
                 Some(found) => found.map(|f| Value::Bool(!f)),
                 None => ops::binary(heap, BinOp::NotIn, *a, *b),
             }
