@@ -1208,7 +1208,11 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             star: star.is_some(),
             star_star: star_star.is_some(),
             plain,
-            append: plain && npos == 1 && method == Some("append"),
+            in_place: match method {
+                Some("append") if plain && npos == 1 => InPlace::Append,
+                Some("get") if plain && (npos == 1 || npos == 2) => InPlace::Get,
+                _ => InPlace::No,
+            },
             method: method.unwrap_or(""),
             attr_pos,
             cache: Cell::new(None),

@@ -1270,6 +1270,12 @@ impl<'h> Thread<'h> {
                     }
                     let base = self.frame_base();
                     let fbase = base + b as usize;
+                    // `d.get(k)` of an int or short string key: in place.
+                    let args = &self.stack[fbase + 1..fbase + 1 + site.npos as usize];
+                    if let Some(v) = sem::dict_get_in_place(site, recv, args) {
+                        reg!(dst) = v;
+                        continue;
+                    }
                     positional.clear();
                     named.clear();
                     if site.plain {

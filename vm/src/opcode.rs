@@ -440,6 +440,19 @@ impl Instr {
     }
 }
 
+/// The method calls the interpreter does in place, without a builtin call
+/// (see [`CallSite::in_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InPlace {
+    /// Any other call.
+    No,
+    /// `x.append(y)`, on a mutable list.
+    Append,
+    /// `x.get(k)` or `x.get(k, default)`, on a dict, for a key that is an
+    /// int or a short string.
+    Get,
+}
+
 /// How a call passes its arguments. The callee (or receiver) is `r[base]`;
 /// then `npos` positional values, one value per name in `names`, then the
 /// `*args` value if `star`, then the `**kwargs` value if `star_star`.
@@ -452,9 +465,9 @@ pub struct CallSite<'h> {
     /// Only positional arguments (no names, no `*args`, no `**kwargs`): the
     /// arguments are exactly `r[base+1..base+1+npos]`.
     pub plain: bool,
-    /// `x.append(y)`: a plain call of the method `append` with one argument,
-    /// which the interpreter does in place when `x` is a mutable list.
-    pub append: bool,
+    /// A plain call of a method the interpreter does in place when the
+    /// receiver is of the method's kind.
+    pub in_place: InPlace,
     /// For [`Instr::CallMethod`]: the method name, and the position of its
     /// `.` where a missing attribute is reported.
     pub method: &'h str,

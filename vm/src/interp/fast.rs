@@ -451,6 +451,12 @@ impl<'h> Thread<'h> {
                         // `verify` proved the argument `r[b+1]` in range.
                         tri!(sem::append(heap, l, reg!(b as usize + 1)));
                         reg!(dst) = Value::None;
+                    } else if let Some(v) = sem::dict_get_in_place(site, recv, unsafe {
+                        // SAFETY: `verify` proved the arguments
+                        // `r[b+1..b+1+npos]` in range.
+                        std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
+                    }) {
+                        reg!(dst) = v;
                     } else if site.plain && site.npos as usize <= MAX_FAST_ARGS {
                         // Other builtin methods with a few plain arguments.
                         let Some(m) = super::site_method(site, recv) else {

@@ -27,7 +27,7 @@
 use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
-use crate::opcode::CallSite;
+use crate::opcode::{CallSite, InPlace};
 use crate::ops;
 use crate::value::*;
 use codemode_lang::ast::{BinOp, UnaryOp};
@@ -545,9 +545,38 @@ pub(super) fn list_operand<'h>(v: Value<'h>) -> std::result::Result<&'h ListObj<
 #[inline(always)]
 pub(super) fn append_target<'h>(site: &CallSite<'_>, recv: Value<'h>) -> Option<&'h ListObj<'h>> {
     match recv {
-        Value::List(l) if site.append && !l.frozen.get() && l.iterating.get() == 0 => Some(l),
+        Value::List(l)
+            if site.in_place == InPlace::Append && !l.frozen.get() && l.iterating.get() == 0 =>
+        {
+            Some(l)
+        }
         _ => None,
     }
+}
+
+/// `d.get(k)` / `d.get(k, default)` at `site`, done in place when `d` is a
+/// dict and `k` an int or a string of at most 64 bytes (whose lookup cannot
+/// fail: no charge, no comparison that can fail): the value, or `default`
+/// (`None` when absent). `None`: the general path (the `get` builtin).
+/// `args` are the call's arguments, `r[base+1..]`.
+#[inline(always)]
+pub(super) fn dict_get_in_place<'h>(
+    site: &CallSite<'_>,
+    recv: Value<'h>,
+    args: &[Value<'h>],
+) -> Option<Value<'h>> {
+    let Value::Dict(d) = recv else { return None };
+    if site.in_place != InPlace::Get {
+        return None;
+    }
+    let key = args[0];
+    match key {
+        Value::Int(_) => {}
+        Value::Str(s) if s.text.len() <= 64 => {}
+        _ => return None,
+    }
+    let found = d.map.borrow().get(key).ok()?;
+    Some(found.unwrap_or(if site.npos == 2 { args[1] } else { Value::None }))
 }
 
 /// Appends `v` to `l` (`ListAppend`, and `xs.append(v)` in place), the
