@@ -586,8 +586,8 @@ fn minmax<'h>(
             Some(f) => th.call(f, &[x], &[])?,
             None => x,
         };
-        let ord = ops::total_cmp_in(th.budget, op, k, best_key)
-            .map_err(|e| e.prefixed(&format!("{name}: ")))?;
+        let ord =
+            order(th.budget, op, k, best_key).map_err(|e| e.prefixed(&format!("{name}: ")))?;
         if ord == better {
             best = x;
             best_key = k;
@@ -721,21 +721,7 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
         } else {
             (keys[a], keys[b])
         };
-        // Ints and strings, the common keys, compare in place.
-        match (x, y) {
-            (Value::Int(i), Value::Int(j)) => Ok(i < j),
-            (Value::Str(s), Value::Str(t)) => {
-                budget.charge_bytes(s.text.len().min(t.text.len()))?;
-                Ok(s.text < t.text)
-            }
-            (Value::Tuple(s), Value::Tuple(t)) => {
-                match flat_tuple_less(budget, s.items, t.items)? {
-                    Some(less) => Ok(less),
-                    None => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
-                }
-            }
-            _ => Ok(ops::total_cmp_in(budget, BinOp::Lt, x, y)? == Ordering::Less),
-        }
+        Ok(order(budget, BinOp::Lt, x, y)? == Ordering::Less)
     };
     let mut src: Vec<usize> = (0..n).collect();
     let mut dst: Vec<usize> = vec![0; n];
@@ -768,30 +754,49 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
     Ok(src)
 }
 
-/// `a < b` for two tuples (`sorted`'s multi-key sort), decided in place
-/// while the items compared are ints with ints and strings with strings:
-/// the first pair that differs decides, else the shorter tuple is less.
-/// `None` when a pair of other kinds is reached first (the general
-/// comparison decides).
+/// The order `sorted`, `min` and `max` use ([`ops::total_cmp_in`], `op`
+/// naming the operator in its errors), with the common keys compared in
+/// place: ints, strings, and tuples while their items compared are ints
+/// with ints and strings with strings.
 #[inline]
-fn flat_tuple_less(budget: &Budget, a: &[Value<'_>], b: &[Value<'_>]) -> Result<Option<bool>> {
+fn order<'h>(budget: &Budget, op: BinOp, x: Value<'h>, y: Value<'h>) -> Result<Ordering> {
+    match (x, y) {
+        (Value::Int(i), Value::Int(j)) => Ok(i.cmp(&j)),
+        (Value::Str(s), Value::Str(t)) => {
+            budget.charge_bytes(s.text.len().min(t.text.len()))?;
+            Ok(s.text.cmp(t.text))
+        }
+        (Value::Tuple(s), Value::Tuple(t)) => match flat_tuple_order(budget, s.items, t.items)? {
+            Some(o) => Ok(o),
+            None => ops::total_cmp_in(budget, op, x, y),
+        },
+        _ => ops::total_cmp_in(budget, op, x, y),
+    }
+}
+
+/// The order of two tuples decided in place while the items compared are
+/// ints with ints and strings with strings: the first pair that differs
+/// decides, else the shorter tuple is less. `None` when a pair of other
+/// kinds is reached first (the general comparison decides).
+#[inline]
+fn flat_tuple_order(budget: &Budget, a: &[Value<'_>], b: &[Value<'_>]) -> Result<Option<Ordering>> {
     for (x, y) in a.iter().zip(b) {
         match (x, y) {
             (Value::Int(i), Value::Int(j)) => {
                 if i != j {
-                    return Ok(Some(i < j));
+                    return Ok(Some(i.cmp(j)));
                 }
             }
             (Value::Str(s), Value::Str(t)) => {
                 budget.charge_bytes(s.text.len().min(t.text.len()))?;
                 if !s.same_text(t) {
-                    return Ok(Some(s.text < t.text));
+                    return Ok(Some(s.text.cmp(t.text)));
                 }
             }
             _ => return Ok(None),
         }
     }
-    Ok(Some(a.len() < b.len()))
+    Ok(Some(a.len().cmp(&b.len())))
 }
 
 /// The error starlark-go's `sorted` reports for `keys` that do not all
