@@ -45,7 +45,6 @@ macro_rules! general_only {
             | Instr::Slice { .. }
             | Instr::MakeFunction { .. }
             | Instr::Load
-            | Instr::Unpack { .. }
     };
 }
 
@@ -1418,6 +1417,12 @@ impl<'h> Thread<'h> {
                 )),
                 Instr::Unpack { base: b, src, n } => {
                     let v = reg!(src);
+                    if let Some(items) = sem::unpack_tuple(v, n) {
+                        for (k, &x) in items.iter().enumerate() {
+                            reg!(b as usize + k) = x;
+                        }
+                        continue;
+                    }
                     let n = n as usize;
                     let items: Vec<Value<'h>> = match v {
                         Value::Tuple(t) => t.items.to_vec(),

@@ -435,6 +435,15 @@ impl<'h> Thread<'h> {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
                 }
+                Instr::Unpack { base: b, src, n } => {
+                    let Some(items) = sem::unpack_tuple(reg!(src), n) else {
+                        bail!()
+                    };
+                    for (k, &x) in items.iter().enumerate() {
+                        // `verify` proved `r[b..b+n]` in range.
+                        reg!(b as usize + k) = x;
+                    }
+                }
                 Instr::DictPushNew { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_push_new(d, reg!(key), reg!(src)));

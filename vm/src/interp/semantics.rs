@@ -586,6 +586,17 @@ pub(super) fn append<'h>(heap: Heap<'h>, l: &ListObj<'h>, v: Value<'h>) -> Resul
     heap.push(&mut l.items.borrow_mut(), v)
 }
 
+/// `Unpack` of `n` values, its common case: a tuple of exactly `n`
+/// items (`for k, v in d.items()`, `enumerate`), whose items go to the
+/// registers. `None`: the general case decides (other kinds, errors).
+#[inline(always)]
+pub(super) fn unpack_tuple<'h>(v: Value<'h>, n: u16) -> Option<&'h [Value<'h>]> {
+    match v {
+        Value::Tuple(t) if t.items.len() == n as usize => Some(t.items),
+        _ => None,
+    }
+}
+
 // Iteration.
 
 /// `ForNext` over a range iterated in registers `r = [next, left, step]`
