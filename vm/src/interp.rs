@@ -26,7 +26,6 @@ use crate::data::{self, Data, Oversize};
 use crate::error::{Error, ErrorKind, LimitKind, Result};
 use crate::heap::Heap;
 use crate::opcode::*;
-use crate::ops;
 use crate::value::*;
 use codemode_lang::Hint;
 use std::any::Any;
@@ -42,7 +41,6 @@ macro_rules! general_only {
             | Instr::IterStart { .. }
             | Instr::GetAttr { .. }
             | Instr::SetAttr { .. }
-            | Instr::Slice { .. }
             | Instr::MakeFunction { .. }
             | Instr::Load
     };
@@ -1342,7 +1340,7 @@ impl<'h> Thread<'h> {
                         self.stack[s + 2],
                         self.stack[s + 3],
                     );
-                    reg!(dst) = tri!(ops::slice(heap, x, lo, hi, step));
+                    reg!(dst) = tri!(sem::slice(heap, x, lo, hi, step));
                 }
                 Instr::MakeList { dst, base: b, n } => {
                     let base = self.frame_base();

@@ -435,6 +435,17 @@ impl<'h> Thread<'h> {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
                 }
+                Instr::Slice { dst, base: b } => {
+                    // `verify` proved `r[b..b+4]` in range.
+                    let b = b as usize;
+                    reg!(dst) = tri!(sem::slice(
+                        heap,
+                        reg!(b),
+                        reg!(b + 1),
+                        reg!(b + 2),
+                        reg!(b + 3)
+                    ));
+                }
                 Instr::Unpack { base: b, src, n } => {
                     let Some(items) = sem::unpack_tuple(reg!(src), n) else {
                         bail!()

@@ -586,6 +586,18 @@ pub(super) fn append<'h>(heap: Heap<'h>, l: &ListObj<'h>, v: Value<'h>) -> Resul
     heap.push(&mut l.items.borrow_mut(), v)
 }
 
+/// `Slice`: `x[lo:hi:step]` (every case in `ops`).
+#[inline(never)]
+pub(super) fn slice<'h>(
+    heap: Heap<'h>,
+    x: Value<'h>,
+    lo: Value<'h>,
+    hi: Value<'h>,
+    step: Value<'h>,
+) -> Result<Value<'h>> {
+    ops::slice(heap, x, lo, hi, step)
+}
+
 /// `Unpack` of `n` values, its common case: a tuple of exactly `n`
 /// items (`for k, v in d.items()`, `enumerate`), whose items go to the
 /// registers. `None`: the general case decides (other kinds, errors).
