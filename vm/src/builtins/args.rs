@@ -331,26 +331,77 @@ pub fn for_each<'h>(
 
 /// The items of the iterable `v` in a new arena vector, charged first.
 pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>>> {
+    let mut out = heap.vec_with_capacity(iter_len(v))?;
+    for_each_block(heap.budget, v, |b| out.extend_from_slice(b))?;
+    Ok(out)
+}
+
+/// The items of the iterable `v`, copied for a builtin that only reads
+/// them (`zip`, `enumerate`, `dict(pairs)`, `sorted`, ...), into memory
+/// the allocator takes back when the builtin returns and hands out again:
+/// an arena copy would be dead memory the process had to fault in for
+/// nothing. Charged to the heap budget while it lives.
+pub struct Items<'b, 'h> {
+    items: Vec<Value<'h>>,
+    budget: &'b Budget,
+    charged: usize,
+}
+
+impl<'h> std::ops::Deref for Items<'_, 'h> {
+    type Target = [Value<'h>];
+    fn deref(&self) -> &[Value<'h>] {
+        &self.items
+    }
+}
+
+impl Drop for Items<'_, '_> {
+    fn drop(&mut self) {
+        self.budget.release_heap(self.charged);
+    }
+}
+
+/// [`Items`] of the iterable `v`.
+pub fn collect_items<'b, 'h>(budget: &'b Budget, v: Value<'h>) -> Result<Items<'b, 'h>> {
     let n = iter_len(v);
-    let mut out = heap.vec_with_capacity(n)?;
-    let budget = heap.budget;
+    let charged = n.saturating_mul(std::mem::size_of::<Value>());
+    budget.charge_heap(charged)?;
+    let mut out = Items {
+        items: Vec::new(),
+        budget,
+        charged,
+    };
+    out.items.reserve_exact(n);
+    for_each_block(budget, v, |b| out.items.extend_from_slice(b))?;
+    Ok(out)
+}
+
+/// Calls `f` with the items of the iterable `v` in order, a block at a
+/// time, charging the work.
+fn for_each_block<'h>(
+    budget: &Budget,
+    v: Value<'h>,
+    mut f: impl FnMut(&[Value<'h>]),
+) -> Result<()> {
     match v {
-        Value::List(l) => budget.in_blocks(&l.items.borrow(), |b| out.extend_from_slice(b))?,
-        Value::Tuple(t) => budget.in_blocks(t.items, |b| out.extend_from_slice(b))?,
-        Value::Elems(e) => budget.in_blocks(e.items, |b| out.extend_from_slice(b))?,
+        Value::List(l) => budget.in_blocks(&l.items.borrow(), f)?,
+        Value::Tuple(t) => budget.in_blocks(t.items, f)?,
+        Value::Elems(e) => budget.in_blocks(e.items, f)?,
         Value::Dict(d) => {
             let map = d.map.borrow();
             for (i, (k, _)) in map.iter().enumerate() {
                 tick(budget, i)?;
-                out.push(k);
+                f(&[k]);
             }
         }
         Value::Range(r) => {
             let mut k = 0;
+            let mut block = Vec::with_capacity(WORK_BLOCK.min(r.len() as usize));
             while k < r.len() {
                 let end = (k + WORK_BLOCK as i64).min(r.len());
                 budget.charge_work((end - k) as u64)?;
-                out.extend((k..end).map(|i| Value::Int(r.at(i))));
+                block.clear();
+                block.extend((k..end).map(|i| Value::Int(r.at(i))));
+                f(&block);
                 k = end;
             }
         }
@@ -361,7 +412,7 @@ pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>
             )))
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Charges the work of a loop at its `i`-th item ([`ITEM_UNITS`] per
@@ -374,5 +425,46 @@ pub fn tick(budget: &Budget, i: usize) -> Result<()> {
         budget.charge_work(TICK_BATCH as u64 * ITEM_UNITS)
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::TupleObj;
+
+    #[test]
+    fn items_are_charged_while_they_live_and_refused_past_the_budget() {
+        let limits = crate::Limits {
+            max_heap_bytes: 1000,
+            ..crate::Limits::default()
+        };
+        let budget = Budget::new(limits, std::time::Instant::now(), None);
+        let five = [
+            Value::Int(1),
+            Value::Int(2),
+            Value::Int(3),
+            Value::None,
+            Value::Bool(true),
+        ];
+        let t = TupleObj { items: &five };
+        {
+            let items = collect_items(&budget, Value::Tuple(&t)).unwrap();
+            assert_eq!(items.len(), 5);
+            assert!(matches!(
+                (items[0], items[4]),
+                (Value::Int(1), Value::Bool(true))
+            ));
+            assert_eq!(budget.heap_bytes(), 5 * std::mem::size_of::<Value>());
+        }
+        assert_eq!(budget.heap_bytes(), 0, "given back when dropped");
+        let many: Vec<Value> = (0..100).map(Value::Int).collect();
+        let t = TupleObj { items: &many };
+        let e = collect_items(&budget, Value::Tuple(&t)).err().unwrap();
+        assert!(matches!(
+            e.kind(),
+            crate::error::ErrorKind::Limit(crate::error::LimitKind::HeapBytes)
+        ));
+        assert_eq!(budget.heap_bytes(), 0, "nothing charged when refused");
     }
 }

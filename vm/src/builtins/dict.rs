@@ -60,7 +60,7 @@ pub fn update_dict<'h>(
                 }
             }
             _ if is_iterable(x) => {
-                let items = args::collect(th.heap, x)?;
+                let items = args::collect_items(th.budget, x)?;
                 for (i, pair) in items.iter().enumerate() {
                     if !is_iterable(*pair) {
                         return Err(Error::msg(format!(

@@ -58,7 +58,7 @@ fn extend<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     l.check_mutable("extend")
         .map_err(|e| e.prefixed("extend: "))?;
     // Copied out first: `x` may be this very list.
-    let items = args::collect(th.heap, x)?;
+    let items = args::collect_items(th.budget, x)?;
     let mut v = l.items.borrow_mut();
     th.heap.reserve(&mut v, items.len())?;
     th.budget.in_blocks(&items, |b| v.extend_from_slice(b))?;

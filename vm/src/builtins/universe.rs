@@ -6,7 +6,7 @@
 //! product's addition (docs/architecture.md, "The language"). Work that grows with the
 //! input charges the heap before building and checks the deadline.
 
-use super::args::{self, collect, for_each, is_iterable, pos, positional, unpack};
+use super::args::{self, collect, collect_items, for_each, is_iterable, pos, positional, unpack};
 use super::{Args, BuiltinFn};
 use crate::budget::Budget;
 use crate::error::{Error, ErrorKind, Result};
@@ -222,7 +222,7 @@ fn enumerate<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("enumerate", a, 1, 2)?;
     let x = pos("enumerate", p, 0, args::want_iterable)?.unwrap_or(Value::None);
     let start = pos("enumerate", p, 1, args::want_int)?.unwrap_or(0);
-    let items = collect(th.heap, x)?;
+    let items = collect_items(th.budget, x)?;
     let heap = th.heap;
     let mut out = heap.vec_with_capacity(items.len())?;
     for (i, v) in items.iter().enumerate() {
@@ -561,7 +561,8 @@ fn minmax<'h>(
     }
     let u = args::unpack_from(name, &[], a.named, ["key"], 0)?;
     let key = u.conv(0, args::want_callable)?;
-    let items: Vec<Value<'h>> = if a.positional.len() == 1 {
+    let collected;
+    let items: &[Value<'h>] = if a.positional.len() == 1 {
         let x = a.positional[0];
         if !is_iterable(x) {
             return Err(Error::msg(format!(
@@ -569,9 +570,10 @@ fn minmax<'h>(
                 x.type_name()
             )));
         }
-        collect(th.heap, x)?.to_vec()
+        collected = collect_items(th.budget, x)?;
+        &collected
     } else {
-        a.positional.to_vec()
+        a.positional
     };
     let Some(&first) = items.first() else {
         return Err(Error::msg(format!("{name}: argument is an empty sequence")));
@@ -669,7 +671,7 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let x = u.conv(0, args::want_iterable)?.unwrap_or(Value::None);
     let key = u.conv(1, args::want_callable)?;
     let reverse = u.conv(2, args::want_bool)?.unwrap_or(false);
-    let values = collect(th.heap, x)?;
+    let values = collect_items(th.budget, x)?;
     let keys: Vec<Value<'h>> = match key {
         None => values.to_vec(),
         Some(f) => {
@@ -1019,9 +1021,7 @@ fn zip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         .min()
         .unwrap_or(0);
     for x in a.positional {
-        let mut c = collect(th.heap, *x)?;
-        c.truncate(rows);
-        cols.push(c);
+        cols.push(collect_items(th.budget, *x)?);
     }
     let heap = th.heap;
     let mut out = heap.vec_with_capacity(rows)?;
