@@ -25,6 +25,12 @@ fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// `s` before and after the first `sep`.
+fn split_once(s: &[u8], sep: u8) -> Option<(&[u8], &[u8])> {
+    let i = s.find_byte(sep)?;
+    Some((&s[..i], &s[i + 1..]))
+}
+
 /// starlark-go's `decimal`: all ASCII digits, without overflow.
 fn decimal(s: &[u8]) -> Option<usize> {
     let mut x: usize = 0;
@@ -65,12 +71,12 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         };
         let field = &fmt[..close];
         fmt = &fmt[close + 1..];
-        let (name, conv, spec): (&[u8], &[u8], &[u8]) = match field.split_once_str("!") {
-            None => match field.split_once_str(":") {
+        let (name, conv, spec): (&[u8], &[u8], &[u8]) = match split_once(field, b'!') {
+            None => match split_once(field, b':') {
                 None => (field, b"s", b""),
                 Some((n, s)) => (n, b"s", s),
             },
-            Some((n, rest)) => match rest.split_once_str(":") {
+            Some((n, rest)) => match split_once(rest, b':') {
                 None => (n, rest, b""),
                 Some((c, s)) => (n, c, s),
             },
