@@ -135,6 +135,37 @@ pub fn lossy_len(s: &[u8]) -> usize {
         .sum()
 }
 
+/// Bytes [`find_byte`] looks at itself, eight at a time, before it hands
+/// the rest to `memchr`: most separators in the text of a program are a
+/// few bytes apart, and a call of `memchr` costs more than those bytes.
+const NEAR_BYTES: usize = 32;
+
+/// The first `b` in `hay`: the first [`NEAR_BYTES`] are scanned a word at
+/// a time, the rest by `memchr`.
+#[inline]
+pub fn find_byte(b: u8, hay: &[u8]) -> Option<usize> {
+    const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let splat = LOW.wrapping_mul(u64::from(b));
+    let mut i = 0;
+    while let Some(word) = hay.get(i..i + 8) {
+        if i == NEAR_BYTES {
+            return memchr::memchr(b, &hay[i..]).map(|j| i + j);
+        }
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(word);
+        // The bytes equal to `b` are zero here; the lowest byte flagged is
+        // the first zero byte (a borrow can only flag bytes above it).
+        let x = u64::from_le_bytes(bytes) ^ splat;
+        let zero = x.wrapping_sub(LOW) & !x & HIGH;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    hay[i..].iter().position(|&c| c == b).map(|j| i + j)
+}
+
 /// Misses of the first-byte search after which a substring search builds
 /// a memmem finder: building one costs about as much as a few dozen
 /// candidate checks, so short searches (most of them) never build it, and
@@ -170,7 +201,7 @@ impl<'n> Search<'n> {
     #[inline(always)]
     fn find(&mut self, hay: &[u8]) -> Option<usize> {
         match self.needle {
-            [b] => memchr::memchr(*b, hay),
+            [b] => find_byte(*b, hay),
             _ => self.find_long(hay),
         }
     }
@@ -185,7 +216,7 @@ impl<'n> Search<'n> {
         let last = hay.len().checked_sub(needle.len())?;
         let (first, tail) = (needle[0], &needle[1..]);
         let mut at = 0;
-        while let Some(j) = memchr::memchr(first, &hay[at..=last]) {
+        while let Some(j) = find_byte(first, &hay[at..=last]) {
             let c = at + j;
             if &hay[c + 1..c + needle.len()] == tail {
                 return Some(c);
@@ -405,6 +436,32 @@ mod tests {
         assert_eq!(count(&b, b"aaaa", b"aa", usize::MAX).unwrap(), 2);
         assert_eq!(find(&b, b"ab", b"abc").unwrap(), None);
         assert_eq!(rfind(&b, b"ab", b"abc").unwrap(), None);
+    }
+
+    #[test]
+    fn word_scan_finds_the_first_byte_as_a_plain_scan() {
+        for len in 0..100 {
+            for at in 0..=len {
+                for (fill, b) in [
+                    (b'a', b' '),
+                    (0xff, 0x00),
+                    (0x01, 0x00),
+                    (0x00, 0x80),
+                    (0x81, 0x01),
+                ] {
+                    let mut hay = vec![fill; len];
+                    if at < len {
+                        hay[at] = b;
+                    }
+                    // A second occurrence after the first must not matter.
+                    if at + 3 < len {
+                        hay[at + 3] = b;
+                    }
+                    let want = hay.iter().position(|&c| c == b);
+                    assert_eq!(find_byte(b, &hay), want, "{len} {at} {b}");
+                }
+            }
+        }
     }
 
     /// The starts of the non-overlapping matches of `needle`, found by

@@ -8,13 +8,12 @@ use super::Args;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
-use crate::text::lossy;
+use crate::text::{find_byte, lossy};
 use crate::value::Value;
-use bstr::ByteSlice;
 
 /// Appends `lit` with `}}` read as `}`, refusing a lone `}`.
 fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
-    while let Some(j) = lit.find_byte(b'}') {
+    while let Some(j) = find_byte(b'}', lit) {
         if lit.get(j + 1) != Some(&b'}') {
             return Err(Error::msg("format: single '}' in format"));
         }
@@ -27,7 +26,7 @@ fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
 
 /// `s` before and after the first `sep`.
 fn split_once(s: &[u8], sep: u8) -> Option<(&[u8], &[u8])> {
-    let i = s.find_byte(sep)?;
+    let i = find_byte(sep, s)?;
     Some((&s[..i], &s[i + 1..]))
 }
 
@@ -44,11 +43,17 @@ fn decimal(s: &[u8]) -> Option<usize> {
 }
 
 pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    format::with_text_buffer(|out| format_into(out, th, a))
+}
+
+/// [`format`], with `out` to write the text in before it is copied into
+/// the heap.
+fn format_into<'h>(out: &mut Vec<u8>, th: &Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let mut fmt = recv(a)?;
     let args = a.positional;
     let (mut auto, mut manual) = (false, false);
     let mut index = 0;
-    let mut out: Vec<u8> = Vec::with_capacity(fmt.len());
+    out.reserve(fmt.len());
     let mut text_charged = 0usize;
     let max = th.budget.limits.max_heap_bytes;
     loop {
@@ -56,17 +61,17 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         let Some(i) = crate::text::find(th.budget, fmt, b"{")? else {
-            literal(&mut out, fmt)?;
+            literal(out, fmt)?;
             break;
         };
-        literal(&mut out, &fmt[..i])?;
+        literal(out, &fmt[..i])?;
         if fmt.get(i + 1) == Some(&b'{') {
             out.push(b'{');
             fmt = &fmt[i + 2..];
             continue;
         }
         fmt = &fmt[i + 1..];
-        let Some(close) = fmt.find_byte(b'}') else {
+        let Some(close) = find_byte(b'}', fmt) else {
             return Err(Error::msg("format: unmatched '{' in format"));
         };
         let field = &fmt[..close];
@@ -125,8 +130,8 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         }
         let before = out.len();
         match conv {
-            b"s" => write_str(&mut out, arg, th)?,
-            b"r" => format::write_repr_bytes(&mut out, arg, th.budget)?,
+            b"s" => write_str(out, arg, th)?,
+            b"r" => format::write_repr_bytes(out, arg, th.budget)?,
             _ => {
                 let mut q = String::new();
                 format::write_quoted(&mut q, conv, false);
@@ -136,7 +141,7 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         text_charged += out.len() - before;
     }
     let mut b = th.heap.string_builder(out.len())?;
-    b.push_str(&out);
+    b.push_str(&*out);
     // The fields' text was charged as it was written; the copy is now in
     // the heap.
     th.budget.release_heap(text_charged);
