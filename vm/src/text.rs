@@ -304,7 +304,19 @@ pub fn for_each_match(
 }
 
 /// The first match of non-empty `needle` in `hay`.
+#[inline]
 pub fn find(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>> {
+    if let ([b], true) = (needle, hay.len() <= WORK_CHECK_BYTES) {
+        // One window: charged as [`for_each_match`] charges it.
+        let found = find_byte(*b, hay);
+        budget.charge_bytes(found.map_or(hay.len(), |i| i + 1))?;
+        return Ok(found);
+    }
+    find_windowed(budget, hay, needle)
+}
+
+/// [`find`] through [`for_each_match`].
+fn find_windowed(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>> {
     let mut found = None;
     for_each_match(budget, hay, needle, |i| {
         found = Some(i);

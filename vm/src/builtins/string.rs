@@ -315,12 +315,23 @@ fn istitle<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 // ---------------------------------------------------------------------------
 // Searching
 
+/// The optional start and end arguments `p[1]` and `p[2]` of method
+/// `name` on a receiver of `len` bytes, as starlark-go's `indices` reads
+/// them; all of it when both are absent.
+#[inline]
+fn bounds(th: &Thread<'_>, p: &[Value<'_>], name: &str, len: usize) -> Result<(usize, usize)> {
+    if p.len() < 2 {
+        return Ok((0, len));
+    }
+    indices(th, p.get(1).copied(), p.get(2).copied(), len)
+        .map_err(|e| e.prefixed(&format!("{name}: ")))
+}
+
 fn find_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool, strict: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
     let sub = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed(&format!("{name}: ")))?;
+    let (start, end) = bounds(th, p, name, s.len())?;
     let found = if start > end {
         // Go searches the empty slice: only "" is found, at `start`.
         sub.is_empty().then_some(start)
@@ -362,8 +373,7 @@ fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("count", a, 1, 3)?;
     let sub = pos("count", p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed("count: "))?;
+    let (start, end) = bounds(th, p, "count", s.len())?;
     if start >= end {
         return Ok(Value::Int(if sub.is_empty() { 1 } else { 0 }));
     }
@@ -380,8 +390,7 @@ fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed(&format!("{name}: ")))?;
+    let (start, end) = bounds(th, p, name, s.len())?;
     let b = &s[start..end.max(start)];
     let test = |x: &[u8]| -> Result<bool> {
         th.budget.charge_bytes(x.len())?;
@@ -425,20 +434,70 @@ fn endswith<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 // ---------------------------------------------------------------------------
 // Pieces
 
-fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
-    let p = positional(name, a, 0, 1)?;
-    let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
-    let s = recv(a)?;
-    // Go's `Trim`: characters compare decoded, so an invalid byte (U+FFFD)
-    // in the set matches every invalid byte of `s`, and a U+FFFD.
-    let set: Vec<char> = runes(chars).map(|(_, _, c)| c).collect();
-    let pred = |c: char| {
-        if chars.is_empty() {
-            c.is_whitespace()
-        } else {
-            set.contains(&c)
+/// The characters of `strip`'s argument, each looked up in constant
+/// (ASCII) or logarithmic time, so that stripping costs no more per
+/// character however long the argument is. As Go's `Trim`, characters
+/// compare decoded: an invalid byte in the set (U+FFFD) matches every
+/// invalid byte of the receiver, and a U+FFFD.
+struct CharSet<'h, 't> {
+    th: &'t Thread<'h>,
+    ascii: u128,
+    /// The other characters, sorted; their Rust memory is charged to the
+    /// heap while the set lives.
+    other: Vec<char>,
+}
+
+impl<'h, 't> CharSet<'h, 't> {
+    fn new(th: &'t Thread<'h>, chars: &[u8]) -> Result<CharSet<'h, 't>> {
+        th.budget.charge_bytes(chars.len())?;
+        let mut set = CharSet {
+            th,
+            ascii: 0,
+            other: Vec::new(),
+        };
+        if !chars.is_ascii() {
+            let n = text::rune_count(chars, th.budget)?;
+            th.budget.charge_heap(n * size_of::<char>())?;
+            set.other.reserve_exact(n);
         }
-    };
+        for (_, _, c) in runes(chars) {
+            if c.is_ascii() {
+                set.ascii |= 1 << c as u32;
+            } else {
+                set.other.push(c);
+            }
+        }
+        set.other.sort_unstable();
+        Ok(set)
+    }
+
+    #[inline]
+    fn contains(&self, c: char) -> bool {
+        if c.is_ascii() {
+            self.ascii & (1 << c as u32) != 0
+        } else {
+            self.other.binary_search(&c).is_ok()
+        }
+    }
+}
+
+impl Drop for CharSet<'_, '_> {
+    fn drop(&mut self) {
+        self.th
+            .budget
+            .release_heap(self.other.capacity() * size_of::<char>());
+    }
+}
+
+/// The bounds of `s` without the characters at its ends for which `pred`
+/// holds, each charged as it is passed.
+fn trim(
+    th: &Thread<'_>,
+    s: &[u8],
+    left: bool,
+    right: bool,
+    pred: impl Fn(char) -> bool,
+) -> Result<(usize, usize)> {
     let (mut from, mut to) = (0, s.len());
     if left {
         while from < to {
@@ -460,6 +519,19 @@ fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, rig
             to -= n;
         }
     }
+    Ok((from, to))
+}
+
+fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
+    let p = positional(name, a, 0, 1)?;
+    let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
+    let s = recv(a)?;
+    let (from, to) = if chars.is_empty() {
+        trim(th, s, left, right, char::is_whitespace)?
+    } else {
+        let set = CharSet::new(th, chars)?;
+        trim(th, s, left, right, |c| set.contains(c))?
+    };
     th.heap.str_in_arena(&s[from..to])
 }
 
