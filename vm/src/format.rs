@@ -1006,6 +1006,12 @@ fn percent_into<'h>(
                 text_charged += out.len() - before;
             }
             'd' | 'i' | 'o' | 'x' | 'X' => {
+                if let Value::Int(i) = arg {
+                    write_small_int_radix(out, i, conv as u8);
+                    rest = &rest[1..];
+                    index += 1;
+                    continue;
+                }
                 let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
                     let msg = e.message().unwrap_or_default().to_string();
                     Error::msg(format!("%{conv} format requires integer: {msg}"))

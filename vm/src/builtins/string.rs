@@ -17,11 +17,12 @@
 use super::args::{self, pos, positional};
 use super::list::indices;
 use super::{Args, BuiltinFn};
+use crate::budget::WORK_CHECK_BYTES;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
 use crate::text::{self, decode, decode_last, is_invalid, runes};
-use crate::value::{ElemsKind, Value};
+use crate::value::{ElemsKind, StrObj, Value};
 use unicode_general_category::{get_general_category as category, GeneralCategory};
 
 /// The methods of strings, sorted by name.
@@ -598,6 +599,9 @@ fn removesuffix<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     th.heap.str_in_arena(s.strip_suffix(x).unwrap_or(s))
 }
 
+/// Matches of `replace` remembered from counting them.
+const REMEMBERED_MATCHES: usize = 8;
+
 fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("replace", a, 2, 3)?;
     let old = pos("replace", p, 0, args::want_str)?.unwrap_or(b"");
@@ -607,11 +611,23 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let budget = th.budget;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     // Matches of a non-empty `old` are found twice: counted to charge the
-    // result, then copied around.
+    // result, then copied around. The first few are remembered, so a short
+    // string is searched once.
+    let mut first = [0usize; REMEMBERED_MATCHES];
     let matches = if old.is_empty() {
         text::rune_count(s, budget)?.saturating_add(1)
     } else {
-        text::count(budget, s, old, limit)?
+        let mut k = 0;
+        if limit > 0 {
+            text::for_each_match(budget, s, old, |i| {
+                if let Some(slot) = first.get_mut(k) {
+                    *slot = i;
+                }
+                k += 1;
+                Ok(k < limit)
+            })?;
+        }
+        k
     }
     .min(limit);
     let size = (s.len() - matches * old.len()).saturating_add(matches.saturating_mul(new.len()));
@@ -636,15 +652,28 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         }
     } else if matches > 0 {
         let mut last = 0;
-        let mut k = 0;
-        text::for_each_match(budget, s, old, |i| {
-            budget.charge_bytes(i - last + new.len())?;
-            out.push_str(&s[last..i]);
+        let mut put = |last: &mut usize, i: usize| -> Result<()> {
+            budget.charge_bytes(i - *last + new.len())?;
+            out.push_str(&s[*last..i]);
             out.push_str(new);
-            last = i + old.len();
-            k += 1;
-            Ok(k < matches)
-        })?;
+            *last = i + old.len();
+            Ok(())
+        };
+        if matches <= REMEMBERED_MATCHES && s.len() <= WORK_CHECK_BYTES {
+            // In one window the search charges each match as found, from
+            // the end of the one before.
+            for &i in &first[..matches] {
+                budget.charge_bytes(i - last + old.len())?;
+                put(&mut last, i)?;
+            }
+        } else {
+            let mut k = 0;
+            text::for_each_match(budget, s, old, |i| {
+                put(&mut last, i)?;
+                k += 1;
+                Ok(k < matches)
+            })?;
+        }
         budget.charge_bytes(s.len() - last)?;
         out.push_str(&s[last..]);
     } else {
@@ -702,8 +731,10 @@ impl<'h, 't> Pieces<'h, 't> {
         })
     }
 
+    #[inline]
     fn push(&mut self, piece: &'h [u8]) -> Result<()> {
-        let v = self.th.heap.str_in_arena(piece)?;
+        // `Heap::str_in_arena`, inlined: a split makes a string per piece.
+        let v = Value::Str(self.th.heap.alloc(StrObj::new(piece))?);
         self.th.budget.charge_bytes(16)?;
         self.th.heap.push(&mut self.out, v)
     }
