@@ -24,9 +24,10 @@ fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// `s` before and after the first `sep`.
+/// `s` before and after the first `sep` (a field's name and conversion
+/// are a few bytes: a plain loop, no word scan).
 fn split_once(s: &[u8], sep: u8) -> Option<(&[u8], &[u8])> {
-    let i = find_byte(sep, s)?;
+    let i = s.iter().position(|&b| b == sep)?;
     Some((&s[..i], &s[i + 1..]))
 }
 
