@@ -798,6 +798,17 @@ pub fn write_str(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()>
 
 /// [`write_repr`] onto bytes.
 pub fn write_repr_bytes(out: &mut Vec<u8>, v: Value<'_>, budget: &Budget) -> Result<()> {
+    if let Value::Int(i) = v {
+        // What printing one int costs, charged as the printer charges it:
+        // the element, the bytes written, and the text against the heap.
+        let mut digits = itoa::Buffer::new();
+        let text = digits.format(i);
+        budget.charge_work(ITEM_UNITS)?;
+        budget.charge_work((text.len() / BYTES_PER_UNIT) as u64)?;
+        budget.charge_heap(text.len())?;
+        out.extend_from_slice(text.as_bytes());
+        return Ok(());
+    }
     let mut s = String::new();
     print_repr(&mut s, v, budget)?.join_into_bytes(&s, out);
     Ok(())
@@ -827,38 +838,78 @@ pub fn repr_value<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<Value<'h>> {
 // ---------------------------------------------------------------------------
 // The % operator
 
-/// Appends an int in the radix of `%d %o %x %X`, sign first.
-fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) -> Result<()> {
-    match v {
-        Value::Int(i) => {
-            let _ = match conv {
-                b'o' if i < 0 => write!(out, "-{:o}", i.unsigned_abs()),
-                b'o' => write!(out, "{i:o}"),
-                b'x' if i < 0 => write!(out, "-{:x}", i.unsigned_abs()),
-                b'x' => write!(out, "{i:x}"),
-                b'X' if i < 0 => write!(out, "-{:X}", i.unsigned_abs()),
-                b'X' => write!(out, "{i:X}"),
-                _ => {
-                    out.push_str(itoa::Buffer::new().format(i));
-                    Ok(())
-                }
-            };
+/// Text being formatted before it is copied into the heap is written into
+/// one buffer per thread, reused, so that formatting a short string
+/// allocates nothing but its copy in the heap; a buffer grown past this
+/// many bytes is freed after use instead of kept.
+const KEPT_BUFFER_BYTES: usize = 1 << 14;
+
+thread_local! {
+    static TEXT_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` with the thread's empty text buffer (see
+/// [`KEPT_BUFFER_BYTES`]; a nested call gets a new buffer).
+pub(crate) fn with_text_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    let mut buf = TEXT_BUFFER.with(std::cell::Cell::take);
+    buf.clear();
+    let result = f(&mut buf);
+    if buf.capacity() <= KEPT_BUFFER_BYTES {
+        TEXT_BUFFER.with(|b| b.set(buf));
+    }
+    result
+}
+
+/// Appends a small int in the radix of `%d %o %x %X`, sign first.
+fn write_small_int_radix(out: &mut Vec<u8>, i: i64, conv: u8) {
+    let (shift, digits): (u32, &[u8; 16]) = match conv {
+        b'o' => (3, b"0123456789abcdef"),
+        b'x' => (4, b"0123456789abcdef"),
+        b'X' => (4, b"0123456789ABCDEF"),
+        _ => {
+            out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+            return;
         }
-        Value::BigInt(b) => {
-            if conv == b'd' || conv == b'i' {
-                write_bigint(out, b, budget)?;
-            } else {
-                // Power-of-two radices convert in linear time.
-                let n = b.to_bigint();
-                let radix = if conv == b'o' { 8 } else { 16 };
-                let mut s = n.to_str_radix(radix);
-                if conv == b'X' {
-                    s.make_ascii_uppercase();
-                }
-                out.push_str(&s);
-            }
+    };
+    // 64 bits in octal take 22 digits.
+    let mut buf = [0u8; 22];
+    let mut at = buf.len();
+    let mut n = i.unsigned_abs();
+    let mask = (1u64 << shift) - 1;
+    loop {
+        at -= 1;
+        buf[at] = digits[(n & mask) as usize];
+        n >>= shift;
+        if n == 0 {
+            break;
         }
-        _ => {}
+    }
+    if i < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[at..]);
+}
+
+/// Appends a big int in the radix of `%d %o %x %X`, sign first.
+fn write_bigint_radix(
+    out: &mut Vec<u8>,
+    b: &BigIntObj<'_>,
+    conv: u8,
+    budget: &Budget,
+) -> Result<()> {
+    if conv == b'd' || conv == b'i' {
+        let mut s = String::new();
+        write_bigint(&mut s, b, budget)?;
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        // Power-of-two radices convert in linear time.
+        let n = b.to_bigint();
+        let radix = if conv == b'o' { 8 } else { 16 };
+        let mut s = n.to_str_radix(radix);
+        if conv == b'X' {
+            s.make_ascii_uppercase();
+        }
+        out.extend_from_slice(s.as_bytes());
     }
     Ok(())
 }
@@ -867,15 +918,25 @@ fn write_int_radix(out: &mut String, v: Value<'_>, conv: u8, budget: &Budget) ->
 /// conversions `s r d i o x X e E f F g G c %` and `%(key)s` keys; no flags,
 /// widths or precisions.
 pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Value<'h>> {
-    use bstr::ByteSlice;
+    with_text_buffer(|out| percent_into(out, heap, format, args))
+}
+
+/// [`percent`], with `out` to write the text in before it is copied into
+/// the heap.
+fn percent_into<'h>(
+    out: &mut Vec<u8>,
+    heap: Heap<'h>,
+    format: &[u8],
+    args: Value<'h>,
+) -> Result<Value<'h>> {
     let budget = heap.budget;
     let nargs = match args {
         Value::Tuple(t) => t.items.len(),
         _ => 1,
     };
     // Room for the usual short conversions, so the text rarely regrows.
-    let mut out: Vec<u8> = Vec::with_capacity(format.len().saturating_add(16 * nargs.min(64)));
-    // The text of one number, reused by every conversion.
+    out.reserve(format.len().saturating_add(16 * nargs.min(64)));
+    // The text of a float, reused by every conversion.
     let mut scratch = String::new();
     let mut index = 0usize;
     // What `%s` and `%r` charged for the text they wrote, given back once
@@ -887,7 +948,7 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         // memchr over the rest of the format; what it read is charged.
-        let found = rest.find_byte(b'%');
+        let found = crate::text::find_byte(b'%', rest);
         budget.charge_bytes(found.map_or(rest.len(), |i| i + 1))?;
         let Some(i) = found else {
             out.extend_from_slice(rest);
@@ -901,7 +962,7 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
             continue;
         }
         let arg = if let Some(r) = rest.strip_prefix(b"(") {
-            let Some(j) = r.find_byte(b')') else {
+            let Some(j) = crate::text::find_byte(b')', r) else {
                 return Err(Error::msg("incomplete format key"));
             };
             let key = &r[..j];
@@ -938,20 +999,28 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
             's' | 'r' => {
                 let before = out.len();
                 if conv == 's' {
-                    write_str(&mut out, arg, budget)?;
+                    write_str(out, arg, budget)?;
                 } else {
-                    write_repr_bytes(&mut out, arg, budget)?;
+                    write_repr_bytes(out, arg, budget)?;
                 }
                 text_charged += out.len() - before;
             }
             'd' | 'i' | 'o' | 'x' | 'X' => {
+                if let Value::Int(i) = arg {
+                    write_small_int_radix(out, i, conv as u8);
+                    rest = &rest[1..];
+                    index += 1;
+                    continue;
+                }
                 let n = crate::ops::number_to_int(heap, arg).map_err(|e| {
                     let msg = e.message().unwrap_or_default().to_string();
                     Error::msg(format!("%{conv} format requires integer: {msg}"))
                 })?;
-                scratch.clear();
-                write_int_radix(&mut scratch, n, conv as u8, budget)?;
-                out.extend_from_slice(scratch.as_bytes());
+                match n {
+                    Value::Int(i) => write_small_int_radix(out, i, conv as u8),
+                    Value::BigInt(b) => write_bigint_radix(out, b, conv as u8, budget)?,
+                    _ => {}
+                }
             }
             'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
                 let Some(f) = crate::ops::as_float(arg) else {
@@ -1008,7 +1077,7 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
     if out.len() > budget.limits.max_heap_bytes {
         return Err(Error::limit(LimitKind::HeapBytes));
     }
-    let copy = heap.str(&out);
+    let copy = heap.str(&*out);
     budget.release_heap(text_charged);
     copy
 }
@@ -1392,6 +1461,72 @@ mod tests {
             Ok(v) => Ok(v.as_str().unwrap_or_default().to_string()),
             Err(e) => Err(e.message().unwrap_or("limit").to_string()),
         }
+    }
+
+    #[test]
+    fn small_ints_in_every_radix_match_rusts_formatting() {
+        let bump = Bump::new();
+        let b = budget();
+        let heap = Heap::new(&bump, &b);
+        for n in [
+            0,
+            1,
+            -1,
+            7,
+            8,
+            -8,
+            15,
+            16,
+            255,
+            -256,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            let m = n.unsigned_abs();
+            let sign = if n < 0 { "-" } else { "" };
+            let want = [
+                ("%d", n.to_string()),
+                ("%i", n.to_string()),
+                ("%o", format!("{sign}{m:o}")),
+                ("%x", format!("{sign}{m:x}")),
+                ("%X", format!("{sign}{m:X}")),
+                ("%s", n.to_string()),
+                ("%r", n.to_string()),
+            ];
+            for (f, text) in want {
+                assert_eq!(pct(heap, f, Value::Int(n)), Ok(text), "{f} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_int_is_charged_as_the_printer_charges_it() {
+        // The shortcut for an int's repr charges what printing it as an
+        // element charges: the text against the heap, and work.
+        for n in [0, -12345, i64::MIN] {
+            let (fast, slow) = (budget(), budget());
+            let mut out = Vec::new();
+            write_repr_bytes(&mut out, Value::Int(n), &fast).unwrap();
+            let mut text = String::new();
+            print_repr(&mut text, Value::Int(n), &slow)
+                .unwrap()
+                .join_into_string(&mut text);
+            assert_eq!(out, text.as_bytes());
+            assert_eq!(fast.heap_bytes(), slow.heap_bytes());
+            assert_eq!(fast.work_charged(), slow.work_charged());
+        }
+        // With no room left for its text, it fails as printing does.
+        let limits = Limits {
+            max_heap_bytes: 3,
+            ..Limits::default()
+        };
+        let small = Budget::new(limits, Instant::now(), None);
+        let err = write_repr_bytes(&mut Vec::new(), Value::Int(-12345), &small).unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            crate::error::ErrorKind::Limit(LimitKind::HeapBytes)
+        ));
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! does not start one is a character of its own, U+FFFD (so `"\xf0\x9f"`
 //! is two of them, where Rust's lossy decoding would make one). Valid
 //! UTF-8 is the same in both languages (no surrogates, no overlong forms).
-//! Byte searching comes from `bstr`, in windows of bounded length so that
-//! the deadline is looked at while a long string is searched.
+//! Byte searching comes from `memchr` (a first-byte scan for a short
+//! search, a memmem finder once that misses often), in windows of bounded
+//! length so that the deadline is looked at while a long string is
+//! searched.
 
 use crate::budget::{Budget, WORK_CHECK_BYTES};
 use crate::error::Result;
-use bstr::{ByteSlice, Finder, FinderReverse};
 use std::borrow::Cow;
 
 /// The replacement character an invalid byte decodes to.
@@ -134,6 +135,140 @@ pub fn lossy_len(s: &[u8]) -> usize {
         .sum()
 }
 
+/// Bytes [`find_byte`] looks at itself, eight at a time, before it hands
+/// the rest to `memchr`: most separators in the text of a program are a
+/// few bytes apart, and a call of `memchr` costs more than those bytes.
+const NEAR_BYTES: usize = 32;
+
+/// The first `b` in `hay`: the first [`NEAR_BYTES`] are scanned a word at
+/// a time, the rest by `memchr`.
+#[inline]
+pub fn find_byte(b: u8, hay: &[u8]) -> Option<usize> {
+    const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let splat = LOW.wrapping_mul(u64::from(b));
+    let mut i = 0;
+    while let Some(word) = hay.get(i..i + 8) {
+        if i == NEAR_BYTES {
+            return memchr::memchr(b, &hay[i..]).map(|j| i + j);
+        }
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(word);
+        // The bytes equal to `b` are zero here; the lowest byte flagged is
+        // the first zero byte (a borrow can only flag bytes above it).
+        let x = u64::from_le_bytes(bytes) ^ splat;
+        let zero = x.wrapping_sub(LOW) & !x & HIGH;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    hay[i..].iter().position(|&c| c == b).map(|j| i + j)
+}
+
+/// Misses of the first-byte search after which a substring search builds
+/// a memmem finder: building one costs about as much as a few dozen
+/// candidate checks, so short searches (most of them) never build it, and
+/// a needle whose first byte is common in the haystack (where checking
+/// every occurrence would cost needle length times haystack length) soon
+/// gets one.
+const MISSES_BEFORE_FINDER: usize = 8;
+
+/// Finds one needle in a haystack again and again (the windows of one
+/// search): `memchr` for a one-byte needle; for a longer one, `memchr` of
+/// its first byte with each candidate compared in place, until
+/// [`MISSES_BEFORE_FINDER`] candidates missed, then a memmem finder, built
+/// once. Either way the search stays linear in the haystack.
+struct Search<'n> {
+    needle: &'n [u8],
+    misses: usize,
+    finder: Option<memchr::memmem::Finder<'n>>,
+    rfinder: Option<memchr::memmem::FinderRev<'n>>,
+}
+
+impl<'n> Search<'n> {
+    fn new(needle: &'n [u8]) -> Search<'n> {
+        debug_assert!(!needle.is_empty());
+        Search {
+            needle,
+            misses: 0,
+            finder: None,
+            rfinder: None,
+        }
+    }
+
+    /// The first match in `hay`.
+    #[inline(always)]
+    fn find(&mut self, hay: &[u8]) -> Option<usize> {
+        match self.needle {
+            [b] => find_byte(*b, hay),
+            _ => self.find_long(hay),
+        }
+    }
+
+    /// [`Search::find`] of a needle of two bytes or more.
+    fn find_long(&mut self, hay: &[u8]) -> Option<usize> {
+        let needle = self.needle;
+        if let Some(finder) = &self.finder {
+            return finder.find(hay);
+        }
+        // Candidates start at most here.
+        let last = hay.len().checked_sub(needle.len())?;
+        let (first, tail) = (needle[0], &needle[1..]);
+        let mut at = 0;
+        while let Some(j) = find_byte(first, &hay[at..=last]) {
+            let c = at + j;
+            if &hay[c + 1..c + needle.len()] == tail {
+                return Some(c);
+            }
+            at = c + 1;
+            if at > last {
+                break;
+            }
+            self.misses += 1;
+            if self.misses >= MISSES_BEFORE_FINDER {
+                let finder = self.finder.insert(memchr::memmem::Finder::new(needle));
+                return finder.find(&hay[at..]).map(|i| at + i);
+            }
+        }
+        None
+    }
+
+    /// The last match in `hay`, searched from the end the same way (with
+    /// `memrchr` of the needle's last byte).
+    #[inline]
+    fn rfind(&mut self, hay: &[u8]) -> Option<usize> {
+        let needle = self.needle;
+        if let [b] = needle {
+            return memchr::memrchr(*b, hay);
+        }
+        if let Some(finder) = &self.rfinder {
+            return finder.rfind(hay);
+        }
+        let n = needle.len();
+        if hay.len() < n {
+            return None;
+        }
+        let (lead, last) = (&needle[..n - 1], needle[n - 1]);
+        // A match at `c` has its last byte at `c + n - 1`: last bytes are
+        // looked for in `hay[n - 1..end]`.
+        let mut end = hay.len();
+        while let Some(c) = memchr::memrchr(last, &hay[n - 1..end]) {
+            if &hay[c..c + n - 1] == lead {
+                return Some(c);
+            }
+            // Matches starting before `c` end before its last byte.
+            end = c + n - 1;
+            self.misses += 1;
+            if self.misses >= MISSES_BEFORE_FINDER {
+                let finder = self.rfinder.insert(memchr::memmem::FinderRev::new(needle));
+                return finder.rfind(&hay[..end]);
+            }
+        }
+        None
+    }
+}
+
 /// Calls `f` with the start of each non-overlapping match of non-empty
 /// `needle` in `hay`, left to right, until `f` returns false. The search
 /// runs in windows of about [`WORK_CHECK_BYTES`], each charged as work.
@@ -145,19 +280,13 @@ pub fn for_each_match(
 ) -> Result<()> {
     let n = needle.len();
     debug_assert!(n > 0);
-    // A one-byte needle (`%`, `,`, a newline: most searches) is found with
-    // memchr; building a substring finder costs more than a short search.
-    let finder = (n > 1).then(|| Finder::new(needle));
-    let search = |window: &[u8]| match &finder {
-        Some(finder) => finder.find(window),
-        None => window.find_byte(needle[0]),
-    };
+    let mut search = Search::new(needle);
     let mut pos = 0;
     while pos + n <= hay.len() {
         // Matches starting in [pos, end) lie in hay[pos..end + n - 1].
         let end = pos.saturating_add(WORK_CHECK_BYTES).min(hay.len());
         let wend = (end + n - 1).min(hay.len());
-        match search(&hay[pos..wend]) {
+        match search.find(&hay[pos..wend]) {
             Some(i) => {
                 budget.charge_bytes(i + n)?;
                 if !f(pos + i)? {
@@ -175,7 +304,19 @@ pub fn for_each_match(
 }
 
 /// The first match of non-empty `needle` in `hay`.
+#[inline]
 pub fn find(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>> {
+    if let ([b], true) = (needle, hay.len() <= WORK_CHECK_BYTES) {
+        // One window: charged as [`for_each_match`] charges it.
+        let found = find_byte(*b, hay);
+        budget.charge_bytes(found.map_or(hay.len(), |i| i + 1))?;
+        return Ok(found);
+    }
+    find_windowed(budget, hay, needle)
+}
+
+/// [`find`] through [`for_each_match`].
+fn find_windowed(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>> {
     let mut found = None;
     for_each_match(budget, hay, needle, |i| {
         found = Some(i);
@@ -188,12 +329,12 @@ pub fn find(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>>
 /// in windows as [`for_each_match`] does.
 pub fn rfind(budget: &Budget, hay: &[u8], needle: &[u8]) -> Result<Option<usize>> {
     let n = needle.len();
-    let finder = FinderReverse::new(needle);
+    let mut search = Search::new(needle);
     let mut end = hay.len();
     while end >= n {
         let start = end.saturating_sub(WORK_CHECK_BYTES + n);
         budget.charge_bytes(end - start)?;
-        if let Some(i) = finder.rfind(&hay[start..end]) {
+        if let Some(i) = search.rfind(&hay[start..end]) {
             return Ok(Some(start + i));
         }
         if start == 0 {
@@ -307,5 +448,88 @@ mod tests {
         assert_eq!(count(&b, b"aaaa", b"aa", usize::MAX).unwrap(), 2);
         assert_eq!(find(&b, b"ab", b"abc").unwrap(), None);
         assert_eq!(rfind(&b, b"ab", b"abc").unwrap(), None);
+    }
+
+    #[test]
+    fn word_scan_finds_the_first_byte_as_a_plain_scan() {
+        for len in 0..100 {
+            for at in 0..=len {
+                for (fill, b) in [
+                    (b'a', b' '),
+                    (0xff, 0x00),
+                    (0x01, 0x00),
+                    (0x00, 0x80),
+                    (0x81, 0x01),
+                ] {
+                    let mut hay = vec![fill; len];
+                    if at < len {
+                        hay[at] = b;
+                    }
+                    // A second occurrence after the first must not matter.
+                    if at + 3 < len {
+                        hay[at + 3] = b;
+                    }
+                    let want = hay.iter().position(|&c| c == b);
+                    assert_eq!(find_byte(b, &hay), want, "{len} {at} {b}");
+                }
+            }
+        }
+    }
+
+    /// The starts of the non-overlapping matches of `needle`, found by
+    /// comparing at every offset.
+    fn naive_matches(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i + needle.len() <= hay.len() {
+            if &hay[i..i + needle.len()] == needle {
+                out.push(i);
+                i += needle.len();
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn first_byte_search_and_finder_agree_with_a_plain_search() {
+        let b = budget();
+        // Haystacks over a two-letter alphabet make the needle's first and
+        // last bytes common, so long searches pass the miss limit and go
+        // on with a finder, from the offset where the scan stopped.
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..4000 {
+            let hay: Vec<u8> = (0..next() % 90)
+                .map(|_| b"ab"[(next() % 2) as usize])
+                .collect();
+            let needle: Vec<u8> = (0..1 + next() % 5)
+                .map(|_| b"ab"[(next() % 2) as usize])
+                .collect();
+            let want = naive_matches(&hay, &needle);
+            let mut got = Vec::new();
+            for_each_match(&b, &hay, &needle, |i| {
+                got.push(i);
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(got, want, "{hay:?} {needle:?}");
+            assert_eq!(find(&b, &hay, &needle).unwrap(), want.first().copied());
+            let last = (0..=hay.len().saturating_sub(needle.len()))
+                .rev()
+                .find(|&i| hay[i..].starts_with(&needle));
+            assert_eq!(
+                rfind(&b, &hay, &needle).unwrap(),
+                last,
+                "{hay:?} {needle:?}"
+            );
+            assert_eq!(count(&b, &hay, &needle, usize::MAX).unwrap(), want.len());
+        }
     }
 }

@@ -426,6 +426,22 @@ fn string_methods() {
         ("'x.txt'.removesuffix('.txt')", "\"x\""),
         ("'aaa'.replace('a', 'b', 2)", "\"bba\""),
         ("'ab'.replace('', '-')", "\"-a-b-\""),
+        // More matches than replace remembers from counting them, and
+        // limits on either side of that.
+        (
+            "'a.b.c.d.e.f.g.h.i.j'.replace('.', '--')",
+            "\"a--b--c--d--e--f--g--h--i--j\"",
+        ),
+        (
+            "'a.b.c.d.e.f.g.h.i.j'.replace('.', '', 8)",
+            "\"abcdefghi.j\"",
+        ),
+        (
+            "'xyxyxyxyxyxyxyxyxyxy'.replace('xy', 'z', 9)",
+            "\"zzzzzzzzzxy\"",
+        ),
+        ("'aaaaa'.replace('aa', 'b')", "\"bba\""),
+        ("('ab' * 5).replace('ba', '')", "\"ab\""),
         ("'-'.join(['a', 'b', 'c'])", "\"a-b-c\""),
         ("''.join([])", "\"\""),
         ("'abc'.isalpha()", "true"),

@@ -94,6 +94,13 @@ fn strip_family() {
         "    s = 'x' + (' ' * 1000) * 10000\n",
         "n += len(s.rstrip())",
     );
+    // A long set of characters to strip: each character of `s` is looked
+    // up in it, not compared with all of it (one call of that took
+    // 40 billion comparisons).
+    let long_set = "    s = 'a' * 200000\n    t = 'b' * 200000 + 'a'\n";
+    assert_loop_times_out(long_set, "n += len(s.strip(t))");
+    let long_other_set = "    s = 'é' * 200000\n    t = 'ü' * 200000 + 'é'\n";
+    assert_loop_times_out(long_other_set, "n += len(s.rstrip(t))");
 }
 
 #[test]

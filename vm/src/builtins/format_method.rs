@@ -8,13 +8,12 @@ use super::Args;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
-use crate::text::lossy;
+use crate::text::{find_byte, lossy};
 use crate::value::Value;
-use bstr::ByteSlice;
 
 /// Appends `lit` with `}}` read as `}`, refusing a lone `}`.
 fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
-    while let Some(j) = lit.find_byte(b'}') {
+    while let Some(j) = find_byte(b'}', lit) {
         if lit.get(j + 1) != Some(&b'}') {
             return Err(Error::msg("format: single '}' in format"));
         }
@@ -23,6 +22,13 @@ fn literal(out: &mut Vec<u8>, mut lit: &[u8]) -> Result<()> {
     }
     out.extend_from_slice(lit);
     Ok(())
+}
+
+/// `s` before and after the first `sep` (a field's name and conversion
+/// are a few bytes: a plain loop, no word scan).
+fn split_once(s: &[u8], sep: u8) -> Option<(&[u8], &[u8])> {
+    let i = s.iter().position(|&b| b == sep)?;
+    Some((&s[..i], &s[i + 1..]))
 }
 
 /// starlark-go's `decimal`: all ASCII digits, without overflow.
@@ -38,11 +44,17 @@ fn decimal(s: &[u8]) -> Option<usize> {
 }
 
 pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    format::with_text_buffer(|out| format_into(out, th, a))
+}
+
+/// [`format`], with `out` to write the text in before it is copied into
+/// the heap.
+fn format_into<'h>(out: &mut Vec<u8>, th: &Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
     let mut fmt = recv(a)?;
     let args = a.positional;
     let (mut auto, mut manual) = (false, false);
     let mut index = 0;
-    let mut out: Vec<u8> = Vec::with_capacity(fmt.len());
+    out.reserve(fmt.len());
     let mut text_charged = 0usize;
     let max = th.budget.limits.max_heap_bytes;
     loop {
@@ -50,27 +62,27 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         let Some(i) = crate::text::find(th.budget, fmt, b"{")? else {
-            literal(&mut out, fmt)?;
+            literal(out, fmt)?;
             break;
         };
-        literal(&mut out, &fmt[..i])?;
+        literal(out, &fmt[..i])?;
         if fmt.get(i + 1) == Some(&b'{') {
             out.push(b'{');
             fmt = &fmt[i + 2..];
             continue;
         }
         fmt = &fmt[i + 1..];
-        let Some(close) = fmt.find_byte(b'}') else {
+        let Some(close) = find_byte(b'}', fmt) else {
             return Err(Error::msg("format: unmatched '{' in format"));
         };
         let field = &fmt[..close];
         fmt = &fmt[close + 1..];
-        let (name, conv, spec): (&[u8], &[u8], &[u8]) = match field.split_once_str("!") {
-            None => match field.split_once_str(":") {
+        let (name, conv, spec): (&[u8], &[u8], &[u8]) = match split_once(field, b'!') {
+            None => match split_once(field, b':') {
                 None => (field, b"s", b""),
                 Some((n, s)) => (n, b"s", s),
             },
-            Some((n, rest)) => match rest.split_once_str(":") {
+            Some((n, rest)) => match split_once(rest, b':') {
                 None => (n, rest, b""),
                 Some((c, s)) => (n, c, s),
             },
@@ -119,8 +131,8 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         }
         let before = out.len();
         match conv {
-            b"s" => write_str(&mut out, arg, th)?,
-            b"r" => format::write_repr_bytes(&mut out, arg, th.budget)?,
+            b"s" => write_str(out, arg, th)?,
+            b"r" => format::write_repr_bytes(out, arg, th.budget)?,
             _ => {
                 let mut q = String::new();
                 format::write_quoted(&mut q, conv, false);
@@ -130,7 +142,7 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         text_charged += out.len() - before;
     }
     let mut b = th.heap.string_builder(out.len())?;
-    b.push_str(&out);
+    b.push_str(&*out);
     // The fields' text was charged as it was written; the copy is now in
     // the heap.
     th.budget.release_heap(text_charged);

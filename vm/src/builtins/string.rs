@@ -17,11 +17,12 @@
 use super::args::{self, pos, positional};
 use super::list::indices;
 use super::{Args, BuiltinFn};
+use crate::budget::WORK_CHECK_BYTES;
 use crate::error::{Error, LimitKind, Result};
 use crate::format;
 use crate::interp::Thread;
 use crate::text::{self, decode, decode_last, is_invalid, runes};
-use crate::value::{ElemsKind, Value};
+use crate::value::{ElemsKind, StrObj, Value};
 use unicode_general_category::{get_general_category as category, GeneralCategory};
 
 /// The methods of strings, sorted by name.
@@ -315,12 +316,23 @@ fn istitle<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 // ---------------------------------------------------------------------------
 // Searching
 
+/// The optional start and end arguments `p[1]` and `p[2]` of method
+/// `name` on a receiver of `len` bytes, as starlark-go's `indices` reads
+/// them; all of it when both are absent.
+#[inline]
+fn bounds(th: &Thread<'_>, p: &[Value<'_>], name: &str, len: usize) -> Result<(usize, usize)> {
+    if p.len() < 2 {
+        return Ok((0, len));
+    }
+    indices(th, p.get(1).copied(), p.get(2).copied(), len)
+        .map_err(|e| e.prefixed(&format!("{name}: ")))
+}
+
 fn find_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, last: bool, strict: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
     let sub = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed(&format!("{name}: ")))?;
+    let (start, end) = bounds(th, p, name, s.len())?;
     let found = if start > end {
         // Go searches the empty slice: only "" is found, at `start`.
         sub.is_empty().then_some(start)
@@ -362,8 +374,7 @@ fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("count", a, 1, 3)?;
     let sub = pos("count", p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed("count: "))?;
+    let (start, end) = bounds(th, p, "count", s.len())?;
     if start >= end {
         return Ok(Value::Int(if sub.is_empty() { 1 } else { 0 }));
     }
@@ -380,8 +391,7 @@ fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
     let s = recv(a)?;
-    let (start, end) = indices(th, p.get(1).copied(), p.get(2).copied(), s.len())
-        .map_err(|e| e.prefixed(&format!("{name}: ")))?;
+    let (start, end) = bounds(th, p, name, s.len())?;
     let b = &s[start..end.max(start)];
     let test = |x: &[u8]| -> Result<bool> {
         th.budget.charge_bytes(x.len())?;
@@ -425,20 +435,70 @@ fn endswith<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 // ---------------------------------------------------------------------------
 // Pieces
 
-fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
-    let p = positional(name, a, 0, 1)?;
-    let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
-    let s = recv(a)?;
-    // Go's `Trim`: characters compare decoded, so an invalid byte (U+FFFD)
-    // in the set matches every invalid byte of `s`, and a U+FFFD.
-    let set: Vec<char> = runes(chars).map(|(_, _, c)| c).collect();
-    let pred = |c: char| {
-        if chars.is_empty() {
-            c.is_whitespace()
-        } else {
-            set.contains(&c)
+/// The characters of `strip`'s argument, each looked up in constant
+/// (ASCII) or logarithmic time, so that stripping costs no more per
+/// character however long the argument is. As Go's `Trim`, characters
+/// compare decoded: an invalid byte in the set (U+FFFD) matches every
+/// invalid byte of the receiver, and a U+FFFD.
+struct CharSet<'h, 't> {
+    th: &'t Thread<'h>,
+    ascii: u128,
+    /// The other characters, sorted; their Rust memory is charged to the
+    /// heap while the set lives.
+    other: Vec<char>,
+}
+
+impl<'h, 't> CharSet<'h, 't> {
+    fn new(th: &'t Thread<'h>, chars: &[u8]) -> Result<CharSet<'h, 't>> {
+        th.budget.charge_bytes(chars.len())?;
+        let mut set = CharSet {
+            th,
+            ascii: 0,
+            other: Vec::new(),
+        };
+        if !chars.is_ascii() {
+            let n = text::rune_count(chars, th.budget)?;
+            th.budget.charge_heap(n * size_of::<char>())?;
+            set.other.reserve_exact(n);
         }
-    };
+        for (_, _, c) in runes(chars) {
+            if c.is_ascii() {
+                set.ascii |= 1 << c as u32;
+            } else {
+                set.other.push(c);
+            }
+        }
+        set.other.sort_unstable();
+        Ok(set)
+    }
+
+    #[inline]
+    fn contains(&self, c: char) -> bool {
+        if c.is_ascii() {
+            self.ascii & (1 << c as u32) != 0
+        } else {
+            self.other.binary_search(&c).is_ok()
+        }
+    }
+}
+
+impl Drop for CharSet<'_, '_> {
+    fn drop(&mut self) {
+        self.th
+            .budget
+            .release_heap(self.other.capacity() * size_of::<char>());
+    }
+}
+
+/// The bounds of `s` without the characters at its ends for which `pred`
+/// holds, each charged as it is passed.
+fn trim(
+    th: &Thread<'_>,
+    s: &[u8],
+    left: bool,
+    right: bool,
+    pred: impl Fn(char) -> bool,
+) -> Result<(usize, usize)> {
     let (mut from, mut to) = (0, s.len());
     if left {
         while from < to {
@@ -460,6 +520,19 @@ fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, rig
             to -= n;
         }
     }
+    Ok((from, to))
+}
+
+fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
+    let p = positional(name, a, 0, 1)?;
+    let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
+    let s = recv(a)?;
+    let (from, to) = if chars.is_empty() {
+        trim(th, s, left, right, char::is_whitespace)?
+    } else {
+        let set = CharSet::new(th, chars)?;
+        trim(th, s, left, right, |c| set.contains(c))?
+    };
     th.heap.str_in_arena(&s[from..to])
 }
 
@@ -526,6 +599,9 @@ fn removesuffix<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     th.heap.str_in_arena(s.strip_suffix(x).unwrap_or(s))
 }
 
+/// Matches of `replace` remembered from counting them.
+const REMEMBERED_MATCHES: usize = 8;
+
 fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("replace", a, 2, 3)?;
     let old = pos("replace", p, 0, args::want_str)?.unwrap_or(b"");
@@ -535,11 +611,23 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let budget = th.budget;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     // Matches of a non-empty `old` are found twice: counted to charge the
-    // result, then copied around.
+    // result, then copied around. The first few are remembered, so a short
+    // string is searched once.
+    let mut first = [0usize; REMEMBERED_MATCHES];
     let matches = if old.is_empty() {
         text::rune_count(s, budget)?.saturating_add(1)
     } else {
-        text::count(budget, s, old, limit)?
+        let mut k = 0;
+        if limit > 0 {
+            text::for_each_match(budget, s, old, |i| {
+                if let Some(slot) = first.get_mut(k) {
+                    *slot = i;
+                }
+                k += 1;
+                Ok(k < limit)
+            })?;
+        }
+        k
     }
     .min(limit);
     let size = (s.len() - matches * old.len()).saturating_add(matches.saturating_mul(new.len()));
@@ -564,15 +652,28 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         }
     } else if matches > 0 {
         let mut last = 0;
-        let mut k = 0;
-        text::for_each_match(budget, s, old, |i| {
-            budget.charge_bytes(i - last + new.len())?;
-            out.push_str(&s[last..i]);
+        let mut put = |last: &mut usize, i: usize| -> Result<()> {
+            budget.charge_bytes(i - *last + new.len())?;
+            out.push_str(&s[*last..i]);
             out.push_str(new);
-            last = i + old.len();
-            k += 1;
-            Ok(k < matches)
-        })?;
+            *last = i + old.len();
+            Ok(())
+        };
+        if matches <= REMEMBERED_MATCHES && s.len() <= WORK_CHECK_BYTES {
+            // In one window the search charges each match as found, from
+            // the end of the one before.
+            for &i in &first[..matches] {
+                budget.charge_bytes(i - last + old.len())?;
+                put(&mut last, i)?;
+            }
+        } else {
+            let mut k = 0;
+            text::for_each_match(budget, s, old, |i| {
+                put(&mut last, i)?;
+                k += 1;
+                Ok(k < matches)
+            })?;
+        }
         budget.charge_bytes(s.len() - last)?;
         out.push_str(&s[last..]);
     } else {
@@ -630,8 +731,10 @@ impl<'h, 't> Pieces<'h, 't> {
         })
     }
 
+    #[inline]
     fn push(&mut self, piece: &'h [u8]) -> Result<()> {
-        let v = self.th.heap.str_in_arena(piece)?;
+        // `Heap::str_in_arena`, inlined: a split makes a string per piece.
+        let v = Value::Str(self.th.heap.alloc(StrObj::new(piece))?);
         self.th.budget.charge_bytes(16)?;
         self.th.heap.push(&mut self.out, v)
     }
