@@ -48,6 +48,7 @@ impl<'h> Heap<'h> {
     }
 
     /// A string value holding a copy of `s` (text or any bytes).
+    #[inline]
     pub fn str<S: AsRef<[u8]> + ?Sized>(&self, s: &S) -> Result<Value<'h>> {
         let s = s.as_ref();
         self.charge(text_bytes(s.len()) + size_of::<StrObj>())?;
@@ -74,6 +75,7 @@ impl<'h> Heap<'h> {
     }
 
     /// A string value for bytes that already live in the arena.
+    #[inline]
     pub fn str_in_arena<S: AsRef<[u8]> + ?Sized>(&self, text: &'h S) -> Result<Value<'h>> {
         self.charge(size_of::<StrObj>())?;
         Ok(Value::Str(self.bump.alloc(StrObj::new(text.as_ref()))))

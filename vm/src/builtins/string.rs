@@ -687,7 +687,7 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("join", a, 1, 1)?;
     let x = pos("join", p, 0, args::want_iterable)?.unwrap_or(Value::None);
     let sep = recv(a)?;
-    let items = args::collect(th.heap, x)?;
+    let items = args::collect_items(th.budget, x)?;
     let mut size = 0usize;
     for (i, v) in items.iter().enumerate() {
         let Value::Str(s) = v else {
