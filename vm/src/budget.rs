@@ -231,6 +231,20 @@ impl Budget {
         Ok(())
     }
 
+    /// Admits one uninterruptible pass estimated at `est_ns` nanoseconds
+    /// of an optimized build whose length the program's data bounds (a
+    /// rebuild of a dict's index): refused with the time limit only when it
+    /// cannot finish before the deadline. Unlike [`Budget::admit_work`]
+    /// there is no cap: the estimate is linear in a size the heap limit
+    /// bounds.
+    pub fn admit_pass(&self, est_ns: u128) -> Result<()> {
+        self.check_time()?;
+        if est_ns.saturating_mul(BUILD_SLOWDOWN) > self.time_left().as_nanos() {
+            return Err(Error::limit(LimitKind::Time));
+        }
+        Ok(())
+    }
+
     /// The time left before the deadline.
     pub fn time_left(&self) -> Duration {
         self.deadline

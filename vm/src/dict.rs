@@ -18,6 +18,9 @@ use std::mem::size_of;
 /// Tables up to this many entries have no index.
 const LINEAR_MAX: usize = 8;
 const EMPTY: u32 = u32::MAX;
+/// Estimated nanoseconds per entry and per index slot of a pass over the
+/// whole table (an optimized build).
+const PASS_NS_PER_SLOT: u128 = 4;
 
 #[derive(Clone, Copy)]
 struct Entry<'h> {
@@ -349,8 +352,23 @@ impl<'h> DictMap<'h> {
         self.index[slot] = pos as u32;
     }
 
+    /// Admits one uninterruptible pass over `slots` entries and index
+    /// slots (a rebuild of the index, a compaction) when it can end before
+    /// the deadline; a small table's pass is too short to ask.
+    fn admit_pass(&self, slots: usize) -> Result<()> {
+        if slots < 1 << 16 {
+            return Ok(());
+        }
+        self.heap
+            .budget
+            .admit_pass(slots as u128 * PASS_NS_PER_SLOT)
+    }
+
+    /// Builds the index anew over the live entries, twice their number of
+    /// slots (one uninterruptible pass: see [`DictMap::admit_pass`]).
     fn rebuild_index(&mut self) -> Result<()> {
         let size = (self.entries.len() * 2).next_power_of_two().max(16);
+        self.admit_pass(self.entries.len() + size)?;
         self.heap.charge(size * size_of::<u32>())?;
         let mut index = BumpVec::with_capacity_in(size, self.heap.bump);
         index.resize(size, EMPTY);
@@ -364,7 +382,10 @@ impl<'h> DictMap<'h> {
         Ok(())
     }
 
+    /// Squeezes out the dead entries. One uninterruptible pass over the
+    /// table: admitted only when it can end before the deadline.
     fn compact(&mut self) -> Result<()> {
+        self.admit_pass(self.entries.len() + self.index.len())?;
         self.entries.retain(|e| e.live);
         if self.entries.len() > LINEAR_MAX {
             self.rebuild_index()
