@@ -760,7 +760,7 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
 /// naming the operator in its errors), with the common keys compared in
 /// place: ints, strings, and tuples while their items compared are ints
 /// with ints and strings with strings.
-#[inline]
+#[inline(always)]
 fn order<'h>(budget: &Budget, op: BinOp, x: Value<'h>, y: Value<'h>) -> Result<Ordering> {
     match (x, y) {
         (Value::Int(i), Value::Int(j)) => Ok(i.cmp(&j)),
@@ -780,7 +780,7 @@ fn order<'h>(budget: &Budget, op: BinOp, x: Value<'h>, y: Value<'h>) -> Result<O
 /// ints with ints and strings with strings: the first pair that differs
 /// decides, else the shorter tuple is less. `None` when a pair of other
 /// kinds is reached first (the general comparison decides).
-#[inline]
+#[inline(never)]
 fn flat_tuple_order(budget: &Budget, a: &[Value<'_>], b: &[Value<'_>]) -> Result<Option<Ordering>> {
     for (x, y) in a.iter().zip(b) {
         match (x, y) {
