@@ -720,14 +720,19 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// Collects pieces of a receiver into a list, charged as it grows.
 struct Pieces<'h, 't> {
     th: &'t Thread<'h>,
-    out: bumpalo::collections::Vec<'h, Value<'h>>,
+    /// The pieces so far, in memory the allocator reuses (charged to the
+    /// heap budget while it lives): grown here, the list would leave its
+    /// outgrown copies in the arena, interleaved with the pieces' strings.
+    out: Vec<Value<'h>>,
+    charged: usize,
 }
 
 impl<'h, 't> Pieces<'h, 't> {
     fn new(th: &'t Thread<'h>) -> Result<Pieces<'h, 't>> {
         Ok(Pieces {
             th,
-            out: th.heap.vec_with_capacity(0)?,
+            out: Vec::new(),
+            charged: 0,
         })
     }
 
@@ -736,15 +741,32 @@ impl<'h, 't> Pieces<'h, 't> {
         // `Heap::str_in_arena`, inlined: a split makes a string per piece.
         let v = Value::Str(self.th.heap.alloc(StrObj::new(piece))?);
         self.th.budget.charge_bytes(16)?;
-        self.th.heap.push(&mut self.out, v)
+        if self.out.len() == self.out.capacity() {
+            let more = self.out.capacity().max(4);
+            let bytes = more.saturating_mul(std::mem::size_of::<Value>());
+            self.th.budget.charge_heap(bytes)?;
+            self.charged += bytes;
+            self.out.reserve_exact(more);
+        }
+        self.out.push(v);
+        Ok(())
     }
 
+    /// The list of the pieces (reversed: last first), sized exactly.
     fn finish(self, reversed: bool) -> R<'h> {
-        let mut out = self.out;
+        let heap = self.th.heap;
+        let mut out = heap.vec_with_capacity(self.out.len())?;
+        out.extend_from_slice(&self.out);
         if reversed {
             out.reverse();
         }
-        self.th.heap.list_from_vec(out)
+        heap.list_from_vec(out)
+    }
+}
+
+impl Drop for Pieces<'_, '_> {
+    fn drop(&mut self) {
+        self.th.budget.release_heap(self.charged);
     }
 }
 
