@@ -119,7 +119,14 @@ impl<'h> DictMap<'h> {
     fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
         let budget = self.heap.budget;
         match key {
-            Value::Str(k) => Ok(self.probe(hash, |e| matches!(e, Value::Str(s) if s.same_text(k)))),
+            Value::Str(k) => {
+                if k.text.len() > 64 {
+                    // At most one full comparison (equal hashes, equal
+                    // lengths) per lookup, in practice.
+                    budget.charge_bytes(k.text.len())?;
+                }
+                Ok(self.probe(hash, |e| matches!(e, Value::Str(s) if s.same_text(k))))
+            }
             Value::Int(i) => Ok(self.probe(hash, |e| int_key_eq(budget, e, i))),
             _ => self.find_other(key, hash),
         }

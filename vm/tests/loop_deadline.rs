@@ -213,6 +213,20 @@ fn dict_lookups_with_long_tuple_keys() {
 }
 
 #[test]
+fn dict_lookups_with_long_string_keys() {
+    // Equal texts in distinct objects: each lookup compares them whole.
+    for n in [1, 100] {
+        let s = format!(
+            "    k = 'x' * 32000000\n    j = ('x' * 31999999) + 'x'\n    d = {{str(i): i for i in range({n})}}\n    d[k] = 1\n"
+        );
+        assert_loop_times_out(&s, "x = d[j]");
+        assert_loop_times_out(&s, "x = j in d");
+        assert_loop_times_out(&s, "x = d.get(j)");
+        assert_loop_times_out(&s, "d[j] = 2");
+    }
+}
+
+#[test]
 fn calls_spreading_long_sequences_and_dicts() {
     let s = "    xs = list(range(1000000))\n    d = {'k%d' % i: i for i in range(100000)}\n    def f(*a, **k):\n        return 0\n";
     assert_loop_times_out(s, "x = f(*xs)");
