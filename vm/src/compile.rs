@@ -1405,8 +1405,19 @@ fn last_pos(e: &Expr<'_>) -> Option<Pos> {
         ExprKind::Paren(x) => last_pos(x),
         ExprKind::List(items) | ExprKind::Tuple(items) => last(items),
         ExprKind::Dict(entries) => entries.last().map(|en| en.colon),
-        ExprKind::ListComp { body, clauses } => last_pos(body).or_else(|| clauses_pos(clauses)),
-        ExprKind::DictComp { colon, .. } => Some(*colon),
+        ExprKind::ListComp { body, clauses } => {
+            let mut later = Vec::new();
+            let main = main_path(body, &mut later).or_else(|| clauses_pos(clauses));
+            deferred_pos(later).or(main)
+        }
+        ExprKind::DictComp {
+            key, value, colon, ..
+        } => {
+            let mut later = Vec::new();
+            main_path(key, &mut later);
+            main_path(value, &mut later);
+            deferred_pos(later).or(Some(*colon))
+        }
         ExprKind::Cond {
             then, cond, els, ..
         } => {
@@ -1448,6 +1459,60 @@ fn last_pos(e: &Expr<'_>) -> Option<Pos> {
         ExprKind::Binary { op: BinOp::Add, .. } => plus_pos(e),
         ExprKind::Binary { op_pos, .. } | ExprKind::Unary { op_pos, .. } => Some(*op_pos),
     }
+}
+
+/// The last position laid out for `e` inside a loop body, on the path
+/// that falls through its branches; the branches laid out elsewhere (the
+/// `then` of a conditional whose "false" branch follows its test, the other
+/// one otherwise, the `y` of `x and y`) are pushed onto `later`. Other
+/// expressions are taken whole ([`last_pos`]).
+fn main_path<'a, 'h>(e: &'a Expr<'h>, later: &mut Vec<&'a Expr<'h>>) -> Option<Pos> {
+    match &e.kind {
+        ExprKind::Paren(x) => main_path(x, later),
+        ExprKind::Cond {
+            then, cond, els, ..
+        } => {
+            let (else_first, test) = test_layout(cond);
+            let (first, other) = if else_first { (els, then) } else { (then, els) };
+            later.push(other);
+            main_path(first, later).or(test)
+        }
+        ExprKind::Binary {
+            op: BinOp::And,
+            l,
+            r,
+            ..
+        } => {
+            let p = main_path(l, later);
+            later.push(r);
+            p
+        }
+        ExprKind::Binary {
+            op: BinOp::Or,
+            l,
+            r,
+            ..
+        } => {
+            let p = main_path(l, later);
+            main_path(r, later).or(p)
+        }
+        _ => last_pos(e),
+    }
+}
+
+/// The last position laid out by the branches a comprehension's body put
+/// aside ([`main_path`]): starlark-go lays them out after the loop body and
+/// before the loop's exit, from a stack (the last put aside first, each
+/// laying out its own put-aside branches right after it), so what follows
+/// the comprehension inherits the last position among them.
+fn deferred_pos(mut later: Vec<&Expr<'_>>) -> Option<Pos> {
+    let mut last = None;
+    while let Some(e) = later.pop() {
+        if let Some(p) = main_path(e, &mut later) {
+            last = Some(p);
+        }
+    }
+    last
 }
 
 /// How starlark-go lays out the test `cond` of a conditional: whether the
