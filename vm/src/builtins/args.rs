@@ -336,15 +336,45 @@ pub fn collect<'h>(heap: Heap<'h>, v: Value<'h>) -> Result<BumpVec<'h, Value<'h>
     Ok(out)
 }
 
-/// The items of the iterable `v`, copied for a builtin that only reads
-/// them (`zip`, `enumerate`, `dict(pairs)`, `sorted`, ...), into memory
-/// the allocator takes back when the builtin returns and hands out again:
-/// an arena copy would be dead memory the process had to fault in for
-/// nothing. Charged to the heap budget while it lives.
+/// Values a builtin gathers only for itself (the items of an iterable it
+/// reads, the pieces of a split before they become a list), in memory the
+/// allocator takes back when the builtin returns and hands out again: an
+/// arena vector would stay as dead memory the process had to fault in for
+/// nothing. Charged to the heap budget while it lives, growth included.
 pub struct Items<'b, 'h> {
     items: Vec<Value<'h>>,
     budget: &'b Budget,
     charged: usize,
+}
+
+impl<'b, 'h> Items<'b, 'h> {
+    /// Empty, with room for `n` values, charged first.
+    pub fn with_capacity(budget: &'b Budget, n: usize) -> Result<Items<'b, 'h>> {
+        let charged = n.saturating_mul(std::mem::size_of::<Value>());
+        budget.charge_heap(charged)?;
+        let mut out = Items {
+            items: Vec::new(),
+            budget,
+            charged,
+        };
+        out.items.reserve_exact(n);
+        Ok(out)
+    }
+
+    /// Appends `v`, a full vector first growing by its size (at least 4),
+    /// the growth charged.
+    #[inline]
+    pub fn push(&mut self, v: Value<'h>) -> Result<()> {
+        if self.items.len() == self.items.capacity() {
+            let more = self.items.capacity().max(4);
+            let bytes = more.saturating_mul(std::mem::size_of::<Value>());
+            self.budget.charge_heap(bytes)?;
+            self.charged += bytes;
+            self.items.reserve_exact(more);
+        }
+        self.items.push(v);
+        Ok(())
+    }
 }
 
 impl<'h> std::ops::Deref for Items<'_, 'h> {
@@ -360,17 +390,11 @@ impl Drop for Items<'_, '_> {
     }
 }
 
-/// [`Items`] of the iterable `v`.
+/// The items of the iterable `v` as [`Items`], for a builtin that only
+/// reads them (`zip`, `enumerate`, `dict(pairs)`, `sorted`, ...).
 pub fn collect_items<'b, 'h>(budget: &'b Budget, v: Value<'h>) -> Result<Items<'b, 'h>> {
-    let n = iter_len(v);
-    let charged = n.saturating_mul(std::mem::size_of::<Value>());
-    budget.charge_heap(charged)?;
-    let mut out = Items {
-        items: Vec::new(),
-        budget,
-        charged,
-    };
-    out.items.reserve_exact(n);
+    let mut out = Items::with_capacity(budget, iter_len(v))?;
+    // Within the capacity charged: `iter_len` is exact.
     for_each_block(budget, v, |b| out.items.extend_from_slice(b))?;
     Ok(out)
 }

@@ -720,19 +720,16 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// Collects pieces of a receiver into a list, charged as it grows.
 struct Pieces<'h, 't> {
     th: &'t Thread<'h>,
-    /// The pieces so far, in memory the allocator reuses (charged to the
-    /// heap budget while it lives): grown here, the list would leave its
-    /// outgrown copies in the arena, interleaved with the pieces' strings.
-    out: Vec<Value<'h>>,
-    charged: usize,
+    /// The pieces so far: grown in the arena, the list would leave its
+    /// outgrown copies there, between the pieces' strings.
+    out: args::Items<'t, 'h>,
 }
 
 impl<'h, 't> Pieces<'h, 't> {
     fn new(th: &'t Thread<'h>) -> Result<Pieces<'h, 't>> {
         Ok(Pieces {
             th,
-            out: Vec::new(),
-            charged: 0,
+            out: args::Items::with_capacity(th.budget, 0)?,
         })
     }
 
@@ -741,15 +738,7 @@ impl<'h, 't> Pieces<'h, 't> {
         // `Heap::str_in_arena`, inlined: a split makes a string per piece.
         let v = Value::Str(self.th.heap.alloc(StrObj::new(piece))?);
         self.th.budget.charge_bytes(16)?;
-        if self.out.len() == self.out.capacity() {
-            let more = self.out.capacity().max(4);
-            let bytes = more.saturating_mul(std::mem::size_of::<Value>());
-            self.th.budget.charge_heap(bytes)?;
-            self.charged += bytes;
-            self.out.reserve_exact(more);
-        }
-        self.out.push(v);
-        Ok(())
+        self.out.push(v)
     }
 
     /// The list of the pieces (reversed: last first), sized exactly.
@@ -761,12 +750,6 @@ impl<'h, 't> Pieces<'h, 't> {
             out.reverse();
         }
         heap.list_from_vec(out)
-    }
-}
-
-impl Drop for Pieces<'_, '_> {
-    fn drop(&mut self) {
-        self.th.budget.release_heap(self.charged);
     }
 }
 
