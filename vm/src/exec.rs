@@ -8,6 +8,7 @@
 //! there is one), invalid capability arguments, a resource limit,
 //! cancellation, or the host's own error, unchanged.
 
+use crate::arena_pool::POOL;
 use crate::budget::{Budget, Limits};
 use crate::builtins;
 use crate::capabilities::Capabilities;
@@ -123,7 +124,9 @@ pub fn execute_with<H: Host>(
     if source.len() > limits.max_source_bytes {
         return Err(ExecError::ResourceLimit(LimitKind::SourceBytes));
     }
-    let bump = Bump::with_capacity(arena_capacity(source.len()));
+    // A kept arena when there is one: memory already touched (see
+    // `arena_pool`).
+    let bump = POOL.take(arena_capacity(source.len()));
     let budget = Budget::new(limits.clone(), start, cancel);
     let adapter = HostAdapter(host);
     run(source, capabilities, &adapter, &bump, &budget).map_err(|e| classify::<H::Error>(e, source))

@@ -15,6 +15,7 @@
 //! a program cannot bind ([`UNIVERSE_NAMES`], [`KEYWORDS`]). Every module
 //! is private to the crate.
 
+pub(crate) mod arena_pool;
 pub(crate) mod budget;
 pub(crate) mod builtins;
 pub(crate) mod capabilities;

@@ -1,0 +1,175 @@
+//! Arenas kept between executions, so that a host running many programs
+//! reuses memory it has already touched.
+//!
+//! An execution allocates everything in one bumpalo arena and frees it all
+//! at the end. Fresh memory is expensive: the kernel must find and zero
+//! every page on its first touch, and on a virtual machine the host may
+//! have to back it first, which measured here about 2.5 ns per byte,
+//! more than a program's own work on records and strings. So the arena of
+//! a finished execution is reset (bumpalo keeps its newest chunk, the
+//! largest, and frees the others) and kept for the next one, in a small
+//! process-wide pool bounded by [`SPARE_BYTES`]. A program that needs more
+//! than the kept chunk grows the arena as before, and the next execution
+//! after it starts with the larger chunk.
+//!
+//! Nothing of one execution is visible to the next: every value is written
+//! before it is read, and the budget charges each execution from zero.
+
+use bumpalo::Bump;
+use std::ops::Deref;
+use std::sync::Mutex;
+
+/// The most bytes of arena chunks kept between executions, in all.
+pub const SPARE_BYTES: usize = 64 << 20;
+
+/// The most arenas kept between executions.
+pub const SPARE_ARENAS: usize = 4;
+
+/// A pool of arenas kept between executions.
+pub struct Pool {
+    spare: Mutex<Spare>,
+    max_bytes: usize,
+    max_arenas: usize,
+}
+
+struct Spare {
+    arenas: Vec<Bump>,
+    bytes: usize,
+}
+
+/// The process's pool.
+pub static POOL: Pool = Pool::new(SPARE_BYTES, SPARE_ARENAS);
+
+impl Pool {
+    pub const fn new(max_bytes: usize, max_arenas: usize) -> Pool {
+        Pool {
+            spare: Mutex::new(Spare {
+                arenas: Vec::new(),
+                bytes: 0,
+            }),
+            max_bytes,
+            max_arenas,
+        }
+    }
+
+    fn spare(&self) -> std::sync::MutexGuard<'_, Spare> {
+        // A panic cannot leave `Spare` inconsistent: it is changed only
+        // after everything that could panic.
+        self.spare.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The arena of one execution: a kept one when there is one (the
+    /// largest), else a new one of `capacity` bytes.
+    pub fn take(&self, capacity: usize) -> Arena<'_> {
+        let kept = {
+            let mut spare = self.spare();
+            let bump = spare.arenas.pop();
+            if let Some(b) = &bump {
+                spare.bytes -= b.allocated_bytes();
+            }
+            bump
+        };
+        Arena {
+            bump: Some(kept.unwrap_or_else(|| Bump::with_capacity(capacity))),
+            pool: self,
+        }
+    }
+
+    /// Resets `bump` and keeps it when there is room.
+    fn give_back(&self, mut bump: Bump) {
+        bump.reset();
+        let bytes = bump.allocated_bytes();
+        let mut spare = self.spare();
+        if spare.arenas.len() < self.max_arenas && spare.bytes + bytes <= self.max_bytes {
+            // Ordered by size, the largest last.
+            let at = spare
+                .arenas
+                .partition_point(|b| b.allocated_bytes() <= bytes);
+            spare.arenas.insert(at, bump);
+            spare.bytes += bytes;
+        }
+        // Otherwise `bump` is dropped (after the lock, its locals being
+        // dropped in reverse order): its chunk goes back to the system
+        // allocator.
+    }
+
+    /// The bytes of arena chunks kept now.
+    #[cfg(test)]
+    pub fn spare_bytes(&self) -> usize {
+        self.spare().bytes
+    }
+
+    /// The arenas kept now.
+    #[cfg(test)]
+    pub fn spare_arenas(&self) -> usize {
+        self.spare().arenas.len()
+    }
+}
+
+/// The arena of one execution. Dropping it gives it back to its pool.
+pub struct Arena<'p> {
+    bump: Option<Bump>,
+    pool: &'p Pool,
+}
+
+impl Deref for Arena<'_> {
+    type Target = Bump;
+
+    fn deref(&self) -> &Bump {
+        self.bump
+            .as_ref()
+            .expect("an arena is present until dropped")
+    }
+}
+
+impl Drop for Arena<'_> {
+    fn drop(&mut self) {
+        if let Some(bump) = self.bump.take() {
+            self.pool.give_back(bump);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arena_is_kept_reset_and_reused_and_the_pool_is_bounded() {
+        let pool = Pool::new(64 << 20, 2);
+        let big = {
+            let a = pool.take(1024);
+            // Grow it past its first chunk, to about 8 MiB.
+            for _ in 0..64 {
+                a.alloc_slice_fill_copy(128 << 10, 7u8);
+            }
+            a.allocated_bytes()
+        };
+        assert!(big > 8 << 20);
+        let kept = pool.spare_bytes();
+        // Only the newest chunk is kept, and it is most of the arena.
+        assert!(kept > big / 3 && kept < big, "kept {kept} of {big}");
+        let a = pool.take(1024);
+        assert_eq!(a.allocated_bytes(), kept, "the kept arena is reused");
+        assert_eq!((pool.spare_bytes(), pool.spare_arenas()), (0, 0));
+        // Reset: it hands out its whole chunk again without growing.
+        let x = a.alloc_slice_fill_copy(kept / 2, 0u8);
+        assert!(x.iter().all(|b| *b == 0));
+        assert_eq!(a.allocated_bytes(), kept);
+        drop(a);
+        assert_eq!((pool.spare_bytes(), pool.spare_arenas()), (kept, 1));
+        // An arena over the bound in bytes is not kept (the one taken here
+        // is the kept one, grown).
+        {
+            let a = pool.take(1024);
+            a.alloc_slice_fill_copy(64 << 20, 1u8);
+        }
+        assert_eq!((pool.spare_bytes(), pool.spare_arenas()), (0, 0));
+        // Nor more arenas than the bound in number.
+        let taken: Vec<_> = (0..3).map(|_| pool.take(1024)).collect();
+        drop(taken);
+        assert_eq!(pool.spare_arenas(), 2);
+        let small = pool.take(1024).allocated_bytes();
+        assert!((1024..64 << 10).contains(&small));
+    }
+}
