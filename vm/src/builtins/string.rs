@@ -183,6 +183,10 @@ fn lower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("lower", a, 0, 0)?;
     let s = recv(a)?;
     if s.is_ascii() {
+        if !s.iter().any(u8::is_ascii_uppercase) {
+            // Nothing to change: the string itself (strings are immutable).
+            return Ok(a.recv());
+        }
         return map_ascii(th, s, false);
     }
     map_chars(th, s, |_, c| to_lower(c))
@@ -192,6 +196,9 @@ fn upper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("upper", a, 0, 0)?;
     let s = recv(a)?;
     if s.is_ascii() {
+        if !s.iter().any(u8::is_ascii_lowercase) {
+            return Ok(a.recv());
+        }
         return map_ascii(th, s, true);
     }
     map_chars(th, s, |_, c| to_upper(c))
@@ -528,12 +535,43 @@ fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, rig
     let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
     let (from, to) = if chars.is_empty() {
-        trim(th, s, left, right, char::is_whitespace)?
+        trim_ascii_space(th, s, left, right)?
     } else {
         let set = CharSet::new(th, chars)?;
         trim(th, s, left, right, |c| set.contains(c))?
     };
+    if (from, to) == (0, s.len()) {
+        // Nothing stripped: the string itself (strings are immutable).
+        return Ok(a.recv());
+    }
     th.heap.str_in_arena(&s[from..to])
+}
+
+/// [`trim`] of white space, a byte at a time while the ends are ASCII
+/// (where Go's and Rust's white space agree: `\t` to `\r` and the space),
+/// by characters past them.
+fn trim_ascii_space(th: &Thread<'_>, s: &[u8], left: bool, right: bool) -> Result<(usize, usize)> {
+    let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+    let (mut from, mut to) = (0, s.len());
+    if left {
+        while from < to && space(s[from]) {
+            from += 1;
+        }
+    }
+    if right {
+        while from < to && space(s[to - 1]) {
+            to -= 1;
+        }
+    }
+    th.budget.charge_bytes(from + (s.len() - to))?;
+    let (l, r) = trim(
+        th,
+        &s[from..to],
+        left && from < to && !s[from].is_ascii(),
+        right && from < to && !s[to - 1].is_ascii(),
+        char::is_whitespace,
+    )?;
+    Ok((from + l, from + r))
 }
 
 fn strip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {

@@ -672,8 +672,9 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let key = u.conv(1, args::want_callable)?;
     let reverse = u.conv(2, args::want_bool)?.unwrap_or(false);
     let values = collect_items(th.budget, x)?;
-    let keys: Vec<Value<'h>> = match key {
-        None => values.to_vec(),
+    let keyed: Vec<Value<'h>>;
+    let keys: &[Value<'h>] = match key {
+        None => &values,
         Some(f) => {
             th.heap
                 .charge(values.len() * std::mem::size_of::<Value>())?;
@@ -682,21 +683,71 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
                 keys.push(th.call(f, &[*v], &[])?);
                 args::tick(th.budget, i)?;
             }
-            keys
+            keyed = keys;
+            &keyed
         }
     };
-    let order = match sort_indices(th, &keys, reverse) {
+    let mut out = th.heap.vec_with_capacity(values.len())?;
+    if keys.len() <= SMALL_SORT {
+        // A few items (a record's labels, a pair): sorted in place on the
+        // stack, without the merge sort's buffers or its time estimate.
+        let mut order = [0u8; SMALL_SORT];
+        let n = keys.len();
+        match small_sort_indices(th, keys, reverse, &mut order[..n]) {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
+                return Err(go_sort_error(th, keys, reverse)?.unwrap_or(e))
+            }
+            Err(e) => return Err(e),
+        }
+        out.extend(order[..n].iter().map(|&i| values[i as usize]));
+        return th.heap.list_from_vec(out);
+    }
+    let order = match sort_indices(th, keys, reverse) {
         Ok(order) => order,
         // Keys that do not all compare: starlark-go reports the error of
         // the last failing comparison its sort made.
         Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
-            return Err(go_sort_error(th, &keys, reverse)?.unwrap_or(e))
+            return Err(go_sort_error(th, keys, reverse)?.unwrap_or(e))
         }
         Err(e) => return Err(e),
     };
-    let mut out = th.heap.vec_with_capacity(values.len())?;
     out.extend(order.iter().map(|&i| values[i]));
     th.heap.list_from_vec(out)
+}
+
+/// The most items [`sorted`] orders by insertion on the stack.
+const SMALL_SORT: usize = 16;
+
+/// A stable insertion sort of the positions `0..idx.len()` of `keys`
+/// (at most [`SMALL_SORT`]) by Starlark `<`, reversed comparisons when
+/// `reverse`, as [`sort_indices`]. Stops at the first comparison error.
+fn small_sort_indices(
+    th: &Thread<'_>,
+    keys: &[Value<'_>],
+    reverse: bool,
+    idx: &mut [u8],
+) -> Result<()> {
+    let budget = th.budget;
+    let less = |a: u8, b: u8| -> Result<bool> {
+        let (x, y) = if reverse {
+            (keys[b as usize], keys[a as usize])
+        } else {
+            (keys[a as usize], keys[b as usize])
+        };
+        Ok(order(budget, BinOp::Lt, x, y)? == Ordering::Less)
+    };
+    for i in 0..idx.len() {
+        let x = i as u8;
+        let mut j = i;
+        // Move left only past strictly greater items: stable.
+        while j > 0 && less(x, idx[j - 1])? {
+            idx[j] = idx[j - 1];
+            j -= 1;
+        }
+        idx[j] = x;
+    }
+    Ok(())
 }
 
 /// A stable merge sort of the positions of `keys` by Starlark `<`
