@@ -551,19 +551,37 @@ fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, rig
 /// (where Go's and Rust's white space agree: `\t` to `\r` and the space),
 /// by characters past them.
 fn trim_ascii_space(th: &Thread<'_>, s: &[u8], left: bool, right: bool) -> Result<(usize, usize)> {
+    // Scanned in blocks, each charged after it, so that the deadline
+    // interrupts a long run of spaces.
+    const BLOCK: usize = 4096;
     let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
     let (mut from, mut to) = (0, s.len());
     if left {
-        while from < to && space(s[from]) {
-            from += 1;
+        loop {
+            let start = from;
+            let end = (from + BLOCK).min(to);
+            while from < end && space(s[from]) {
+                from += 1;
+            }
+            th.budget.charge_bytes(from - start)?;
+            if from < end || from == to {
+                break;
+            }
         }
     }
     if right {
-        while from < to && space(s[to - 1]) {
-            to -= 1;
+        loop {
+            let start = to;
+            let end = to.saturating_sub(BLOCK).max(from);
+            while to > end && space(s[to - 1]) {
+                to -= 1;
+            }
+            th.budget.charge_bytes(start - to)?;
+            if to > end || to == from {
+                break;
+            }
         }
     }
-    th.budget.charge_bytes(from + (s.len() - to))?;
     let (l, r) = trim(
         th,
         &s[from..to],
