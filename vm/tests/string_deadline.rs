@@ -130,6 +130,9 @@ fn case_mappings() {
     assert_loop_times_out(text, "n += int(s.isalpha())");
     assert_loop_times_out(text, "n += int(s.islower())");
     assert_loop_times_out(text, "n += int(s.istitle())");
+    // ASCII text with nothing to change: scanned, then given back as it is.
+    assert_loop_times_out(TEN_MB, "n += len(s.lower())");
+    assert_loop_times_out("    s = ('AB' * 1000) * 5000\n", "n += len(s.upper())");
     // A string of spaces: isspace reads all of it (on 'é' it stops at once).
     assert_loop_times_out("    s = (' ' * 1000) * 1000\n", "n += int(s.isspace())");
 }

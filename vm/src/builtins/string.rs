@@ -179,11 +179,23 @@ fn map_ascii<'h>(th: &Thread<'h>, s: &[u8], upper: bool) -> R<'h> {
     th.heap.str_in_arena(text)
 }
 
+/// Whether a byte of `s` passes `f`, scanned in blocks whose work is
+/// charged (the deadline interrupts a scan of a long string).
+fn any_byte(th: &Thread<'_>, s: &[u8], f: fn(&u8) -> bool) -> Result<bool> {
+    for block in s.chunks(crate::budget::WORK_BLOCK) {
+        th.budget.charge_bytes(block.len())?;
+        if block.iter().any(f) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 fn lower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("lower", a, 0, 0)?;
     let s = recv(a)?;
     if s.is_ascii() {
-        if !s.iter().any(u8::is_ascii_uppercase) {
+        if !any_byte(th, s, u8::is_ascii_uppercase)? {
             // Nothing to change: the string itself (strings are immutable).
             return Ok(a.recv());
         }
@@ -196,7 +208,7 @@ fn upper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("upper", a, 0, 0)?;
     let s = recv(a)?;
     if s.is_ascii() {
-        if !s.iter().any(u8::is_ascii_lowercase) {
+        if !any_byte(th, s, u8::is_ascii_lowercase)? {
             return Ok(a.recv());
         }
         return map_ascii(th, s, true);
