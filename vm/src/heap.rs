@@ -106,6 +106,33 @@ impl<'h> Heap<'h> {
         Ok(Value::Tuple(self.bump.alloc(TupleObj { items })))
     }
 
+    /// A list of `n` tuples of `width` items each, whose items `fill`
+    /// writes into one flat block, row after row. Charged as `n` tuples
+    /// and the list, but allocated as three blocks (the items, the tuple
+    /// objects, the list's storage) rather than two per tuple: for
+    /// `enumerate`, `zip` and `dict.items`, which make one tuple per item.
+    pub fn tuple_list(
+        &self,
+        n: usize,
+        width: usize,
+        fill: impl FnOnce(&mut [Value<'h>]) -> Result<()>,
+    ) -> Result<Value<'h>> {
+        let per = width
+            .saturating_mul(size_of::<Value>())
+            .saturating_add(size_of::<TupleObj>());
+        self.charge(n.saturating_mul(per))?;
+        let flat = self.bump.alloc_slice_fill_copy(n * width, Value::None);
+        fill(flat)?;
+        let flat: &'h [Value<'h>] = flat;
+        let tuples: &'h [TupleObj<'h>] =
+            self.bump.alloc_slice_fill_iter((0..n).map(|i| TupleObj {
+                items: &flat[i * width..(i + 1) * width],
+            }));
+        let mut out = self.vec_with_capacity(n)?;
+        out.extend(tuples.iter().map(Value::Tuple));
+        self.list_from_vec(out)
+    }
+
     /// An element view over `source` with the given elements.
     pub fn elems(
         &self,

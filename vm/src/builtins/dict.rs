@@ -123,13 +123,15 @@ fn get<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 fn items<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("items", a, 0, 0)?;
     let d = recv(a)?;
-    let pairs: Vec<_> = d.map.borrow().iter().collect();
-    let mut out = th.heap.vec_with_capacity(pairs.len())?;
-    for (i, (k, v)) in pairs.into_iter().enumerate() {
-        out.push(th.heap.tuple(&[k, v])?);
-        args::tick(th.budget, i)?;
-    }
-    th.heap.list_from_vec(out)
+    let map = d.map.borrow();
+    th.heap.tuple_list(map.len(), 2, |flat| {
+        for (i, ((k, v), row)) in map.iter().zip(flat.chunks_exact_mut(2)).enumerate() {
+            row[0] = k;
+            row[1] = v;
+            args::tick(th.budget, i)?;
+        }
+        Ok(())
+    })
 }
 
 fn keys<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {

@@ -224,16 +224,16 @@ fn enumerate<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let start = pos("enumerate", p, 1, args::want_int)?.unwrap_or(0);
     let items = collect_items(th.budget, x)?;
     let heap = th.heap;
-    let mut out = heap.vec_with_capacity(items.len())?;
-    for (i, v) in items.iter().enumerate() {
-        let n = match start.checked_add(i as i64) {
-            Some(n) => Value::Int(n),
-            None => heap.int(BigInt::from(start) + i)?,
-        };
-        out.push(heap.tuple(&[n, *v])?);
-        args::tick(th.budget, i)?;
-    }
-    heap.list_from_vec(out)
+    heap.tuple_list(items.len(), 2, |flat| {
+        for (i, (v, row)) in items.iter().zip(flat.chunks_exact_mut(2)).enumerate() {
+            // Go's int arithmetic, as starlark-go: past the largest int
+            // the count wraps around.
+            row[0] = Value::Int(start.wrapping_add(i as i64));
+            row[1] = *v;
+            args::tick(th.budget, i)?;
+        }
+        Ok(())
+    })
 }
 
 fn fail<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -1074,14 +1074,14 @@ fn zip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     for x in a.positional {
         cols.push(collect_items(th.budget, *x)?);
     }
-    let heap = th.heap;
-    let mut out = heap.vec_with_capacity(rows)?;
-    let mut row = Vec::with_capacity(cols.len());
-    for i in 0..rows {
-        row.clear();
-        row.extend(cols.iter().map(|c| c[i]));
-        out.push(heap.tuple(&row)?);
-        args::tick(th.budget, i)?;
-    }
-    heap.list_from_vec(out)
+    let width = cols.len();
+    th.heap.tuple_list(rows, width, |flat| {
+        for i in 0..rows {
+            for (j, c) in cols.iter().enumerate() {
+                flat[i * width + j] = c[i];
+            }
+            args::tick(th.budget, i)?;
+        }
+        Ok(())
+    })
 }
