@@ -897,6 +897,33 @@ fn split_at<'h>(th: &Thread<'h>, s: &'h [u8], sep: &[u8], skip: usize, max: usiz
     res.finish(false)
 }
 
+/// `split` (or `rsplit`) at every occurrence of the one-byte separator
+/// `sep`, the common case: the pieces are counted first (a fast scan, its
+/// work charged per window), then their string objects are made in one
+/// block and the list sized exactly. Charged as [`split_at`] charges: a
+/// string object and 16 bytes of work per piece, and the list.
+fn split_byte<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
+    let heap = th.heap;
+    let mut n = 1usize;
+    for window in s.chunks(crate::budget::WORK_CHECK_BYTES) {
+        th.budget.charge_bytes(window.len())?;
+        n += memchr::memchr_iter(sep, window).count();
+    }
+    heap.charge(n.saturating_mul(std::mem::size_of::<StrObj>()))?;
+    th.budget.charge_bytes(n.saturating_mul(16))?;
+    let mut out = heap.vec_with_capacity(n)?;
+    let mut ends = memchr::memchr_iter(sep, s);
+    let mut start = 0;
+    let pieces: &'h [StrObj<'h>] = heap.bump.alloc_slice_fill_with(n, |_| {
+        let end = ends.next().unwrap_or(s.len());
+        let piece = StrObj::new(&s[start..end]);
+        start = end + 1;
+        piece
+    });
+    out.extend(pieces.iter().map(Value::Str));
+    heap.list_from_vec(out)
+}
+
 fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
     let p = positional(name, a, 0, 2)?;
     let s = recv(a)?;
@@ -913,6 +940,7 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
                 return Err(Error::msg("split: empty separator"));
             }
             match max {
+                None if sep.len() == 1 => split_byte(th, s, sep[0]),
                 None => split_at(th, s, sep, 0, usize::MAX),
                 Some(m) if name == "split" => split_at(th, s, sep, 0, m),
                 Some(m) => {
