@@ -146,3 +146,21 @@ def main():
         .unwrap_or_default();
     assert!(err.contains("unknown binary op: string + int"), "{err}");
 }
+
+#[test]
+fn tuple_blocks_split_pieces_and_a_reused_arena() {
+    // enumerate, zip and items build their tuples in shared blocks, split
+    // makes its pieces in one block, and the second execution runs in the
+    // arena the first one grew and gave back (`arena_pool`).
+    let src = "
+def main():
+    words = \" b a c \".strip().split(\" \")
+    pairs = [(i, w) for i, w in enumerate(words)]
+    d = dict(zip(words, range(3)))
+    big = [str(i) for i in range(400)]
+    return [pairs, sorted(d.items()), sorted(words, reverse=True), \"x\".lower(), len(big)]
+";
+    let want = r#"[[[0,"b"],[1,"a"],[2,"c"]],[["a",1],["b",0],["c",2]],["c","b","a"],"x",400]"#;
+    assert_eq!(run(src), want);
+    assert_eq!(run(src), want);
+}
