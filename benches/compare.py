@@ -246,12 +246,20 @@ class CodemodeServe:
 
     def cpu(self):
         """Seconds on a CPU so far, summed over the server's threads."""
-        total = 0
-        for task in pathlib.Path(f"/proc/{self.proc.pid}/task").iterdir():
+        total, read = 0, 0
+        try:
+            tasks = list(pathlib.Path(f"/proc/{self.proc.pid}/task").iterdir())
+        except FileNotFoundError:
+            tasks = []
+        for task in tasks:
             try:
                 total += int((task / "schedstat").read_text().split()[0])
+                read += 1
             except (FileNotFoundError, ProcessLookupError):
-                pass
+                pass  # a thread that ended meanwhile
+        if not read:
+            sys.exit("compare.py: cannot read the CPU time of codemode serve's "
+                     "threads (/proc/PID/task/*/schedstat); use --wall")
         return total / 1e9
 
     def runner(self, name, n):
