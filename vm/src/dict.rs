@@ -69,13 +69,26 @@ pub struct DictMap<'h> {
 
 impl<'h> DictMap<'h> {
     pub fn with_capacity(heap: Heap<'h>, n: usize) -> Result<DictMap<'h>> {
-        heap.charge(n.saturating_mul(size_of::<Entry>()))?;
-        Ok(DictMap {
+        heap.charge(Self::entries_bytes(n))?;
+        Ok(Self::with_capacity_charged(heap, n))
+    }
+
+    /// The bytes [`DictMap::with_capacity`] charges for `n` entries.
+    #[inline]
+    pub fn entries_bytes(n: usize) -> usize {
+        n.saturating_mul(size_of::<Entry>())
+    }
+
+    /// [`DictMap::with_capacity`] whose [`DictMap::entries_bytes`] are
+    /// already charged.
+    #[inline]
+    pub fn with_capacity_charged(heap: Heap<'h>, n: usize) -> DictMap<'h> {
+        DictMap {
             heap,
             entries: BumpVec::with_capacity_in(n, heap.bump),
             index: BumpVec::new_in(heap.bump),
             live: 0,
-        })
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -211,8 +211,16 @@ impl<'h> Heap<'h> {
     }
 
     /// An empty dict with room for `n` entries.
+    #[inline]
     pub fn dict(&self, n: usize) -> Result<&'h DictObj<'h>> {
-        self.dict_of(DictMap::with_capacity(*self, n)?)
+        // One charge for the object and its entries, and the object built
+        // in place: a record display makes one of these per record.
+        self.charge(size_of::<DictObj>().saturating_add(DictMap::entries_bytes(n)))?;
+        Ok(self.bump.alloc_with(|| DictObj {
+            map: RefCell::new(DictMap::with_capacity_charged(*self, n)),
+            frozen: Cell::new(false),
+            iterating: Cell::new(0),
+        }))
     }
 
     /// A dict over `map`, whose storage is already charged.
