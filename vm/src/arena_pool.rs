@@ -27,14 +27,10 @@ pub const SPARE_ARENAS: usize = 4;
 
 /// A pool of arenas kept between executions.
 pub struct Pool {
-    spare: Mutex<Spare>,
+    /// The arenas kept, ordered by size, the largest last.
+    spare: Mutex<Vec<Bump>>,
     max_bytes: usize,
     max_arenas: usize,
-}
-
-struct Spare {
-    arenas: Vec<Bump>,
-    bytes: usize,
 }
 
 /// The process's pool.
@@ -43,32 +39,22 @@ pub static POOL: Pool = Pool::new(SPARE_BYTES, SPARE_ARENAS);
 impl Pool {
     pub const fn new(max_bytes: usize, max_arenas: usize) -> Pool {
         Pool {
-            spare: Mutex::new(Spare {
-                arenas: Vec::new(),
-                bytes: 0,
-            }),
+            spare: Mutex::new(Vec::new()),
             max_bytes,
             max_arenas,
         }
     }
 
-    fn spare(&self) -> std::sync::MutexGuard<'_, Spare> {
-        // A panic cannot leave `Spare` inconsistent: it is changed only
-        // after everything that could panic.
+    fn spare(&self) -> std::sync::MutexGuard<'_, Vec<Bump>> {
+        // A panic cannot leave the list inconsistent: it is changed only
+        // by a single push, pop or insert.
         self.spare.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The arena of one execution: a kept one when there is one (the
     /// largest), else a new one of `capacity` bytes.
     pub fn take(&self, capacity: usize) -> Arena<'_> {
-        let kept = {
-            let mut spare = self.spare();
-            let bump = spare.arenas.pop();
-            if let Some(b) = &bump {
-                spare.bytes -= b.allocated_bytes();
-            }
-            bump
-        };
+        let kept = self.spare().pop();
         Arena {
             bump: Some(kept.unwrap_or_else(|| Bump::with_capacity(capacity))),
             pool: self,
@@ -80,13 +66,9 @@ impl Pool {
         bump.reset();
         let bytes = bump.allocated_bytes();
         let mut spare = self.spare();
-        if spare.arenas.len() < self.max_arenas && spare.bytes + bytes <= self.max_bytes {
-            // Ordered by size, the largest last.
-            let at = spare
-                .arenas
-                .partition_point(|b| b.allocated_bytes() <= bytes);
-            spare.arenas.insert(at, bump);
-            spare.bytes += bytes;
+        if spare.len() < self.max_arenas && kept_bytes(&spare) + bytes <= self.max_bytes {
+            let at = spare.partition_point(|b| b.allocated_bytes() <= bytes);
+            spare.insert(at, bump);
         }
         // Otherwise `bump` is dropped (after the lock, its locals being
         // dropped in reverse order): its chunk goes back to the system
@@ -96,14 +78,19 @@ impl Pool {
     /// The bytes of arena chunks kept now.
     #[cfg(test)]
     pub fn spare_bytes(&self) -> usize {
-        self.spare().bytes
+        kept_bytes(&self.spare())
     }
 
     /// The arenas kept now.
     #[cfg(test)]
     pub fn spare_arenas(&self) -> usize {
-        self.spare().arenas.len()
+        self.spare().len()
     }
+}
+
+/// The bytes of the chunks of `arenas` (after a reset, one chunk each).
+fn kept_bytes(arenas: &[Bump]) -> usize {
+    arenas.iter().map(Bump::allocated_bytes).sum()
 }
 
 /// The arena of one execution. Dropping it gives it back to its pool.

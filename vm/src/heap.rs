@@ -216,20 +216,14 @@ impl<'h> Heap<'h> {
         // One charge for the object and its entries, and the object built
         // in place: a record display makes one of these per record.
         self.charge(size_of::<DictObj>().saturating_add(DictMap::entries_bytes(n)))?;
-        Ok(self.bump.alloc_with(|| DictObj {
-            map: RefCell::new(DictMap::with_capacity_charged(*self, n)),
-            frozen: Cell::new(false),
-            iterating: Cell::new(0),
-        }))
+        Ok(self
+            .bump
+            .alloc_with(|| DictObj::new(DictMap::with_capacity_charged(*self, n))))
     }
 
     /// A dict over `map`, whose storage is already charged.
     pub fn dict_of(&self, map: DictMap<'h>) -> Result<&'h DictObj<'h>> {
-        self.alloc(DictObj {
-            map: RefCell::new(map),
-            frozen: Cell::new(false),
-            iterating: Cell::new(0),
-        })
+        self.alloc(DictObj::new(map))
     }
 
     /// An int value: small when it fits i64, big otherwise.

@@ -259,6 +259,15 @@ pub struct DictObj<'h> {
 }
 
 impl<'h> DictObj<'h> {
+    /// A dict, neither frozen nor being iterated, over `map`.
+    pub fn new(map: DictMap<'h>) -> DictObj<'h> {
+        DictObj {
+            map: RefCell::new(map),
+            frozen: Cell::new(false),
+            iterating: Cell::new(0),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.map.borrow().len()
     }

@@ -693,27 +693,28 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         // stack, without the merge sort's buffers or its time estimate.
         let mut order = [0u8; SMALL_SORT];
         let n = keys.len();
-        match small_sort_indices(th, keys, reverse, &mut order[..n]) {
-            Ok(()) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
-                return Err(go_sort_error(th, keys, reverse)?.unwrap_or(e))
-            }
-            Err(e) => return Err(e),
-        }
+        small_sort_indices(th, keys, reverse, &mut order[..n])
+            .map_err(|e| sort_failure(th, keys, reverse, e))?;
         out.extend(order[..n].iter().map(|&i| values[i as usize]));
         return th.heap.list_from_vec(out);
     }
-    let order = match sort_indices(th, keys, reverse) {
-        Ok(order) => order,
-        // Keys that do not all compare: starlark-go reports the error of
-        // the last failing comparison its sort made.
-        Err(e) if matches!(e.kind(), ErrorKind::Eval { .. }) => {
-            return Err(go_sort_error(th, keys, reverse)?.unwrap_or(e))
-        }
-        Err(e) => return Err(e),
-    };
+    let order = sort_indices(th, keys, reverse).map_err(|e| sort_failure(th, keys, reverse, e))?;
     out.extend(order.iter().map(|&i| values[i]));
     th.heap.list_from_vec(out)
+}
+
+/// The error of a sort that failed with `e`: for keys that do not all
+/// compare, starlark-go's (the error of the last failing comparison its
+/// sort made); any other error (a limit) as it is.
+#[cold]
+fn sort_failure(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool, e: Error) -> Error {
+    if !matches!(e.kind(), ErrorKind::Eval { .. }) {
+        return e;
+    }
+    match go_sort_error(th, keys, reverse) {
+        Ok(found) => found.unwrap_or(e),
+        Err(limit) => limit,
+    }
 }
 
 /// The most items [`sorted`] orders by insertion on the stack.
