@@ -11,7 +11,7 @@ use crate::budget::Budget;
 use crate::error::Result;
 use crate::heap::Heap;
 use crate::ops;
-use crate::value::Value;
+use crate::value::{StrObj, Value};
 use bumpalo::collections::Vec as BumpVec;
 use std::mem::size_of;
 
@@ -171,6 +171,70 @@ impl<'h> DictMap<'h> {
         }
     }
 
+    /// The entry of the string key `k`, when `k` is hashed already (a
+    /// constant, a key read from a dict) and short (a comparison is then
+    /// never charged): the common case of `d["name"]`, kept small enough
+    /// to inline into the dispatch loops. `None` when the key is absent or
+    /// not such a key — [`DictMap::position`] decides those.
+    #[inline(always)]
+    fn entry_of_hashed_str(&self, k: &StrObj<'h>) -> Option<usize> {
+        let h = k.hash.get();
+        if h == 0 || k.text.len() > 64 {
+            return None;
+        }
+        let hash = h as u32;
+        let hit = |e: &Entry<'h>| {
+            e.hash == hash
+                && e.live
+                && matches!(e.key, Value::Str(s) if std::ptr::eq(s, k) || s.same_text(k))
+        };
+        if self.index.is_empty() {
+            // A loop of its own: `Iterator::position` is not inlined into
+            // the dispatch loops.
+            let mut i = 0;
+            while i < self.entries.len() {
+                if hit(&self.entries[i]) {
+                    return Some(i);
+                }
+                i += 1;
+            }
+            return None;
+        }
+        let mask = self.index.len() - 1;
+        let mut slot = hash as usize & mask;
+        loop {
+            let pos = *self.index.get(slot)?;
+            let e = self.entries.get(pos as usize)?;
+            if hit(e) {
+                return Some(pos as usize);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// The value of the string key `k` (see
+    /// [`DictMap::entry_of_hashed_str`]; `None` leaves the lookup to
+    /// [`DictMap::get`]).
+    #[inline(always)]
+    pub fn get_hashed_str(&self, k: &StrObj<'h>) -> Option<&Value<'h>> {
+        let i = self.entry_of_hashed_str(k)?;
+        Some(&self.entries[i].value)
+    }
+
+    /// Sets the value of the string key `k` when it is present (see
+    /// [`DictMap::entry_of_hashed_str`]); `false` leaves the store to
+    /// [`DictMap::insert`].
+    #[inline(always)]
+    pub fn set_hashed_str(&mut self, k: &StrObj<'h>, value: Value<'h>) -> bool {
+        match self.entry_of_hashed_str(k) {
+            Some(i) => {
+                self.entries[i].value = value;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The value for `key`. Fails if `key` is unhashable.
     #[inline(always)]
     pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
@@ -233,6 +297,28 @@ impl<'h> DictMap<'h> {
         }
         self.push(key, value, hash)?;
         Ok(true)
+    }
+
+    /// Adds the string key `k`, known not to be present and hashed
+    /// already, last, when the table is small and has room: the entries of
+    /// a dict display of literal keys (`{"id": ..., "name": ...}`), kept
+    /// small enough to inline into the dispatch loops. `false` leaves it
+    /// to [`DictMap::push_new`].
+    #[inline(always)]
+    pub fn push_new_hashed_str(&mut self, k: &'h StrObj<'h>, value: Value<'h>) -> bool {
+        let h = k.hash.get();
+        let n = self.entries.len();
+        if h == 0 || n == self.entries.capacity() || n >= LINEAR_MAX {
+            return false;
+        }
+        self.entries.push(Entry {
+            key: Value::Str(k),
+            value,
+            hash: h as u32,
+            live: true,
+        });
+        self.live += 1;
+        true
     }
 
     /// Adds `key`, known not to be present, last.

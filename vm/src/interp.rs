@@ -1319,9 +1319,12 @@ impl<'h> Thread<'h> {
                 }
                 Instr::Index { dst, x, i } => {
                     let xv = reg!(x);
-                    reg!(dst) = match sem::index_common(xv, rk_ref!(i)) {
+                    reg!(dst) = match sem::dict_str_index(xv, rk_ref!(i)).copied() {
                         Some(v) => v,
-                        None => tri!(sem::index(heap, xv, rk!(i))),
+                        None => match sem::index_common(xv, rk_ref!(i)) {
+                            Some(v) => v,
+                            None => tri!(sem::index(heap, xv, rk!(i))),
+                        },
                     };
                 }
                 Instr::SetIndex { x, i, src } => {

@@ -1296,6 +1296,63 @@ fn slice_positions(start: i64, end: i64, step: i64) -> impl Iterator<Item = usiz
     })
 }
 
+/// A bound of [`plain_slice`]: absent, or an int that [`as_int32`]
+/// accepts.
+#[inline(always)]
+fn plain_bound(v: Value<'_>) -> Option<Option<i64>> {
+    match v {
+        Value::None => Some(None),
+        Value::Int(i) if i32::try_from(i).is_ok() => Some(Some(i)),
+        _ => None,
+    }
+}
+
+/// The commonest slices, `s[a:b]` of a string or a list without a step and
+/// with int bounds or none, with the bounds resolved as [`slice`]
+/// resolves them but without its general dispatch. `None`: [`slice`]
+/// decides.
+#[inline(always)]
+fn plain_slice<'h>(
+    heap: Heap<'h>,
+    x: Value<'h>,
+    lo: Value<'h>,
+    hi: Value<'h>,
+    step: Value<'h>,
+) -> Option<Result<Value<'h>>> {
+    if !matches!(step, Value::None) {
+        return None;
+    }
+    let (lo, hi) = (plain_bound(lo)?, plain_bound(hi)?);
+    let range = |n: usize| {
+        let n = n as i64;
+        let at = |b: Option<i64>, default: i64| match b {
+            None => default,
+            Some(i) if i < 0 => (i + n).clamp(0, n),
+            Some(i) => i.min(n),
+        };
+        let start = at(lo, 0);
+        (start as usize, at(hi, n).max(start) as usize)
+    };
+    match x {
+        Value::Str(s) => {
+            let (a, b) = range(s.text.len());
+            Some(heap.str_in_arena(&s.text[a..b]))
+        }
+        Value::List(l) => {
+            let items = l.items.try_borrow().ok()?;
+            let (a, b) = range(items.len());
+            let run = &items[a..b];
+            let copy = || {
+                let mut v = heap.vec_with_capacity(run.len())?;
+                heap.budget.in_blocks(run, |c| v.extend_from_slice(c))?;
+                heap.list_from_vec(v)
+            };
+            Some(copy())
+        }
+        _ => None,
+    }
+}
+
 /// `x[lo:hi:step]` (each `None` when absent) for strings, bytes, lists,
 /// tuples and ranges, clamping the bounds as starlark-go does.
 pub fn slice<'h>(
@@ -1305,6 +1362,9 @@ pub fn slice<'h>(
     hi: Value<'h>,
     step: Value<'h>,
 ) -> Result<Value<'h>> {
+    if let Some(v) = plain_slice(heap, x, lo, hi, step) {
+        return v;
+    }
     let budget = heap.budget;
     let Some(n) = len(x).filter(|_| !matches!(x, Value::Dict(_))) else {
         return Err(Error::msg(format!(

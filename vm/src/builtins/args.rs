@@ -125,7 +125,24 @@ impl<'h, const N: usize> Unpacked<'h, N> {
 
 /// starlark-go's `UnpackPositionalArgs` count checks: no keywords, between
 /// `min` and `max` positional arguments.
+#[inline]
 pub fn positional<'h, 'a>(
+    fname: &str,
+    args: &Args<'h, 'a>,
+    min: usize,
+    max: usize,
+) -> Result<&'a [Value<'h>]> {
+    let n = args.positional.len();
+    if args.named.is_empty() && n >= min && n <= max {
+        return Ok(args.positional);
+    }
+    positional_error(fname, args, min, max)
+}
+
+/// The error of [`positional`]'s arguments.
+#[cold]
+#[inline(never)]
+fn positional_error<'h, 'a>(
     fname: &str,
     args: &Args<'h, 'a>,
     min: usize,

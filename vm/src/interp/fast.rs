@@ -73,6 +73,16 @@ impl<'h> Thread<'h> {
                 *unsafe { &mut *regs.add($r as usize) }
             };
         }
+        // Copies the value at `$v` into a register whole (a 16-byte copy,
+        // where an assignment would copy the variant's parts).
+        macro_rules! copy_reg {
+            ($r:expr, $v:expr) => {
+                // SAFETY: as for `reg!`; `$v` is a reference to a value.
+                unsafe {
+                    std::ptr::copy_nonoverlapping($v as *const Value<'h>, regs.add($r as usize), 1)
+                }
+            };
+        }
         macro_rules! rk_ref {
             ($op:expr) => {
                 operand_ref!(code, regs, $op)
@@ -411,12 +421,18 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                 }
-                Instr::Index { dst, x, i } => match sem::index_common(reg!(x), rk_ref!(i)) {
-                    Some(v) => reg!(dst) = v,
-                    // A missing or unhashable key is reported by the
-                    // general loop.
-                    None => bail!(),
-                },
+                Instr::Index { dst, x, i } => {
+                    if let Some(v) = sem::dict_str_index(reg!(x), rk_ref!(i)) {
+                        copy_reg!(dst, v)
+                    } else {
+                        match sem::index_common(reg!(x), rk_ref!(i)) {
+                            Some(v) => reg!(dst) = v,
+                            // A missing or unhashable key is reported by
+                            // the general loop.
+                            None => bail!(),
+                        }
+                    }
+                }
                 Instr::SetIndex { x, i, src } => {
                     let Some(d) = sem::set_index_target(reg!(x)) else {
                         bail!()
@@ -493,7 +509,10 @@ impl<'h> Thread<'h> {
                     let func = match reg!(b) {
                         Value::Function(func) => func,
                         Value::Builtin(f) if site.plain && site.npos as usize <= MAX_FAST_ARGS => {
-                            reg!(dst) = tri!(call_out!(f, None, b, site.npos as usize));
+                            reg!(dst) = match sem::len_in_place(f, site, reg!(b as usize + 1)) {
+                                Some(n) => n,
+                                None => tri!(call_out!(f, None, b, site.npos as usize)),
+                            };
                             // SAFETY: as at the end of the loop.
                             ip = unsafe { ip.add(1) };
                             charged!()

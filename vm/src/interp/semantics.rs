@@ -449,6 +449,21 @@ pub(super) fn index_common<'h>(x: Value<'h>, i: &Value<'h>) -> Option<Value<'h>>
     }
 }
 
+/// `Index` of a dict by a short string already hashed (`r["name"]`, the
+/// commonest index of agent programs): a reference to the value, which
+/// the loops copy whole into the destination register. `None`:
+/// [`index_common`] decides.
+#[inline(always)]
+pub(super) fn dict_str_index<'h>(x: Value<'h>, i: &Value<'h>) -> Option<&'h Value<'h>> {
+    let (Value::Dict(d), Value::Str(k)) = (x, *i) else {
+        return None;
+    };
+    // SAFETY: the dict is not being mutated (checked), and the reference
+    // is copied from before anything can mutate it.
+    let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
+    m.get_hashed_str(k)
+}
+
 /// `Index`, every other case.
 #[cold]
 #[inline(never)]
@@ -482,7 +497,13 @@ pub(super) fn set_index<'h>(
 /// comprehension).
 #[inline(always)]
 pub(super) fn dict_set<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
-    d.map.borrow_mut().insert(k, v).map(|_| ())
+    let mut m = d.map.borrow_mut();
+    if let Value::Str(s) = k {
+        if m.set_hashed_str(s, v) {
+            return Ok(());
+        }
+    }
+    m.insert(k, v).map(|_| ())
 }
 
 /// `DictSetUnique` (a dict display): sets `d[k] = v`, where `k` must be
@@ -506,7 +527,13 @@ pub(super) fn dict_set_unique<'h>(
 /// `k` known to be new.
 #[inline(always)]
 pub(super) fn dict_push_new<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
-    d.map.borrow_mut().push_new(k, v)
+    let mut m = d.map.borrow_mut();
+    if let Value::Str(s) = k {
+        if m.push_new_hashed_str(s, v) {
+            return Ok(());
+        }
+    }
+    m.push_new(k, v)
 }
 
 /// The error of a dict display that repeats key `k`.
@@ -537,6 +564,29 @@ pub(super) fn list_operand<'h>(v: Value<'h>) -> std::result::Result<&'h ListObj<
         Value::List(l) => Ok(l),
         _ => Err(Miss::Internal("internal error: not a list")),
     }
+}
+
+/// `len(x)` at `site`, done in place when `f` is the builtin `len`, called
+/// with one plain argument of a kind with a length: the length. `None`:
+/// the call takes its general path (the `len` builtin, which reports the
+/// errors).
+#[inline(always)]
+pub(super) fn len_in_place<'h>(
+    f: &'static crate::builtins::BuiltinFn,
+    site: &CallSite<'_>,
+    arg: Value<'h>,
+) -> Option<Value<'h>> {
+    if !std::ptr::eq(f, &crate::builtins::universe::LEN) || site.npos != 1 || !site.plain {
+        return None;
+    }
+    let n = match arg {
+        Value::Str(s) => s.text.len(),
+        Value::List(l) => l.items.try_borrow().ok()?.len(),
+        Value::Tuple(t) => t.items.len(),
+        Value::Dict(d) => d.map.try_borrow().ok()?.len(),
+        _ => return None,
+    };
+    Some(Value::Int(n as i64))
 }
 
 /// The list `xs` of a call `xs.append(x)` at `site` that is done in place:
@@ -575,7 +625,14 @@ pub(super) fn dict_get_in_place<'h>(
         Value::Str(s) if s.text.len() <= 64 => {}
         _ => return None,
     }
-    let found = d.map.borrow().get(key).ok()?;
+    let m = d.map.borrow();
+    let found = match key {
+        Value::Str(s) => match m.get_hashed_str(s) {
+            Some(v) => Some(*v),
+            None => m.get(key).ok()?,
+        },
+        _ => m.get(key).ok()?,
+    };
     Some(found.unwrap_or(if site.npos == 2 { args[1] } else { Value::None }))
 }
 
