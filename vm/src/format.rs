@@ -918,7 +918,70 @@ fn write_bigint_radix(
 /// conversions `s r d i o x X e E f F g G c %` and `%(key)s` keys; no flags,
 /// widths or precisions.
 pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Value<'h>> {
+    if let Some(v) = percent_short(heap, format, args) {
+        return v;
+    }
     with_text_buffer(|out| percent_into(out, heap, format, args))
+}
+
+/// Texts up to this long are interpolated on the stack by
+/// [`percent_short`].
+const SHORT_TEXT: usize = 256;
+
+/// The commonest interpolations (`"user%d" % i`, `"%s: %d" % (k, n)`):
+/// only `%s`, `%d` and `%%`, of strings and ints, into a text of at most
+/// [`SHORT_TEXT`] bytes, written on the stack in one pass and copied into
+/// the heap once. The text is the one [`percent_into`] writes; the format
+/// and the strings copied are charged as work, the text to the heap.
+/// `None` for everything else, errors included: [`percent_into`] decides.
+#[inline]
+fn percent_short<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Option<Result<Value<'h>>> {
+    let items = match &args {
+        Value::Tuple(t) => t.items,
+        a => std::slice::from_ref(a),
+    };
+    let mut buf = [0u8; SHORT_TEXT];
+    let mut n = 0;
+    macro_rules! put {
+        ($bytes:expr) => {{
+            let b: &[u8] = $bytes;
+            buf.get_mut(n..n + b.len())?.copy_from_slice(b);
+            n += b.len();
+        }};
+    }
+    let mut copied = 0usize;
+    let mut k = 0;
+    let mut rest = format;
+    while let Some(j) = crate::text::find_byte(b'%', rest) {
+        put!(&rest[..j]);
+        let conv = *rest.get(j + 1)?;
+        rest = &rest[j + 2..];
+        match conv {
+            b'%' => put!(b"%"),
+            b's' | b'd' => {
+                match (conv, *items.get(k)?) {
+                    (_, Value::Int(i)) => {
+                        let mut digits = itoa::Buffer::new();
+                        put!(digits.format(i).as_bytes())
+                    }
+                    (b's', Value::Str(s)) => {
+                        put!(s.text);
+                        copied += s.text.len();
+                    }
+                    _ => return None,
+                }
+                k += 1;
+            }
+            _ => return None,
+        }
+    }
+    put!(rest);
+    if k != items.len() {
+        return None;
+    }
+    let text = &buf[..n];
+    let charged = heap.budget.charge_bytes(format.len() + copied);
+    Some(charged.and_then(|()| heap.str(text)))
 }
 
 /// [`percent`], with `out` to write the text in before it is copied into

@@ -214,11 +214,20 @@ operators! {
             floor_div(i, j)
         }
     };
-    /// `%`.
+    /// `%`: a string's interpolation without the general operator's
+    /// dispatch.
     Mod: Binary(BinOp::Mod) {
         #[inline(always)]
         fn ints(i: i64, j: i64) -> Option<i64> {
             floor_mod(i, j)
+        }
+        #[cold]
+        #[inline(never)]
+        fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
+            match a {
+                Value::Str(s) => crate::format::percent(heap, s.text, *b),
+                _ => ops::binary(heap, BinOp::Mod, *a, *b),
+            }
         }
     };
     /// `&`.
