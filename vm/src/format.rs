@@ -926,7 +926,7 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
 
 /// Texts up to this long are interpolated on the stack by
 /// [`percent_short`].
-const SHORT_TEXT: usize = 256;
+pub(crate) const SHORT_TEXT: usize = 256;
 
 /// The commonest interpolations (`"user%d" % i`, `"%s: %d" % (k, n)`):
 /// only `%s`, `%d` and `%%`, of strings and ints, into a text of at most

@@ -364,13 +364,32 @@ pub struct Items<'b, 'h> {
     charged: usize,
 }
 
+/// The most values of a vector kept for the next [`Items`] of a thread.
+const SPARE_ITEMS: usize = 4096;
+
+thread_local! {
+    /// An empty vector of [`Items`] kept for the next one: most builtin
+    /// calls gather a few values, and a fresh allocation for each cost
+    /// more than the builtin's own work.
+    static SPARE: std::cell::Cell<Vec<Value<'static>>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// An empty vector of another value lifetime, on the same allocation.
+fn relabel<'a, 'b>(v: Vec<Value<'a>>) -> Vec<Value<'b>> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    v.clear();
+    // SAFETY: the vector is empty, and `Value<'a>` and `Value<'b>` have
+    // one layout: only the allocation (pointer and capacity) carries over.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast::<Value<'b>>(), 0, v.capacity()) }
+}
+
 impl<'b, 'h> Items<'b, 'h> {
     /// Empty, with room for `n` values, charged first.
     pub fn with_capacity(budget: &'b Budget, n: usize) -> Result<Items<'b, 'h>> {
         let charged = n.saturating_mul(std::mem::size_of::<Value>());
         budget.charge_heap(charged)?;
         let mut out = Items {
-            items: Vec::new(),
+            items: relabel(SPARE.with(std::cell::Cell::take)),
             budget,
             charged,
         };
@@ -404,6 +423,10 @@ impl<'h> std::ops::Deref for Items<'_, 'h> {
 impl Drop for Items<'_, '_> {
     fn drop(&mut self) {
         self.budget.release_heap(self.charged);
+        if self.items.capacity() <= SPARE_ITEMS {
+            let spare = relabel(std::mem::take(&mut self.items));
+            SPARE.with(|c| c.set(spare));
+        }
     }
 }
 
@@ -414,6 +437,29 @@ pub fn collect_items<'b, 'h>(budget: &'b Budget, v: Value<'h>) -> Result<Items<'
     // Within the capacity charged: `iter_len` is exact.
     for_each_block(budget, v, |b| out.items.extend_from_slice(b))?;
     Ok(out)
+}
+
+/// Runs `f` on the items of the iterable `v`: those of a list or a tuple
+/// where they are (the list borrowed while `f` runs, so `f` must not run
+/// Starlark), any other's gathered first by [`collect_items`]. Charges the
+/// work of reading them as [`collect_items`] does.
+pub fn with_items<'h, T>(
+    budget: &Budget,
+    v: Value<'h>,
+    f: impl FnOnce(&[Value<'h>]) -> Result<T>,
+) -> Result<T> {
+    match v {
+        Value::List(l) => {
+            let items = l.items.borrow();
+            budget.charge_work(items.len() as u64)?;
+            f(&items)
+        }
+        Value::Tuple(t) => {
+            budget.charge_work(t.items.len() as u64)?;
+            f(t.items)
+        }
+        _ => f(&collect_items(budget, v)?),
+    }
 }
 
 /// Calls `f` with the items of the iterable `v` in order, a block at a

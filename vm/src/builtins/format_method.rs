@@ -44,7 +44,76 @@ fn decimal(s: &[u8]) -> Option<usize> {
 }
 
 pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
+    if let Some(v) = format_short(th, a) {
+        return v;
+    }
     format::with_text_buffer(|out| format_into(out, th, a))
+}
+
+/// The commonest templates (`"{} / {}".format(a, b)`, `"{name}: {n}"`):
+/// fields `{}`, `{N}` or `{name}` without conversions or specs, of strings
+/// and ints, no `{{`/`}}` escapes, into a text of at most
+/// [`format::SHORT_TEXT`] bytes, written on the stack in one pass and
+/// copied into the heap once. The text is the one [`format_into`] writes;
+/// the template and the strings copied are charged as work, the text to
+/// the heap. `None` for everything else, errors included: [`format_into`]
+/// decides.
+fn format_short<'h>(th: &Thread<'h>, a: &Args<'h, '_>) -> Option<Result<Value<'h>>> {
+    let fmt = recv(a).ok()?;
+    let mut buf = [0u8; format::SHORT_TEXT];
+    let mut n = 0;
+    macro_rules! put {
+        ($bytes:expr) => {{
+            let b: &[u8] = $bytes;
+            buf.get_mut(n..n + b.len())?.copy_from_slice(b);
+            n += b.len();
+        }};
+    }
+    let (mut auto, mut manual, mut next) = (false, false, 0);
+    let mut copied = 0usize;
+    let mut rest = fmt;
+    loop {
+        let open = find_byte(b'{', rest);
+        let lit = &rest[..open.unwrap_or(rest.len())];
+        if find_byte(b'}', lit).is_some() {
+            return None;
+        }
+        put!(lit);
+        let Some(i) = open else { break };
+        rest = &rest[i + 1..];
+        let close = find_byte(b'}', rest)?;
+        let name = &rest[..close];
+        rest = &rest[close + 1..];
+        let arg = match name.first() {
+            None if !manual => {
+                auto = true;
+                next += 1;
+                *a.positional.get(next - 1)?
+            }
+            Some(b'0'..=b'9') if !auto => {
+                manual = true;
+                *a.positional.get(decimal(name)?)?
+            }
+            Some(_) if name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') => {
+                a.named.iter().find(|(k, _)| k.as_bytes() == name)?.1
+            }
+            _ => return None,
+        };
+        match arg {
+            Value::Int(i) => {
+                let mut digits = itoa::Buffer::new();
+                put!(digits.format(i).as_bytes())
+            }
+            Value::Str(s) => {
+                put!(s.text);
+                copied += s.text.len();
+            }
+            _ => return None,
+        }
+    }
+    let text = &buf[..n];
+    let charged = th.budget.charge_bytes(fmt.len() + copied);
+    Some(charged.and_then(|()| th.heap.str(text)))
 }
 
 /// [`format`], with `out` to write the text in before it is copied into

@@ -728,12 +728,16 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
             Ok(())
         };
         if matches <= REMEMBERED_MATCHES && s.len() <= WORK_CHECK_BYTES {
-            // In one window the search charges each match as found, from
-            // the end of the one before.
+            // A short text: the copies (the text once, `new` per match)
+            // charged together, before any is made.
+            budget.charge_bytes(s.len().saturating_add(matches.saturating_mul(new.len())))?;
             for &i in &first[..matches] {
-                budget.charge_bytes(i - last + old.len())?;
-                put(&mut last, i)?;
+                out.push_str(&s[last..i]);
+                out.push_str(new);
+                last = i + old.len();
             }
+            out.push_str(&s[last..]);
+            return th.heap.finish_str(out);
         } else {
             let mut k = 0;
             text::for_each_match(budget, s, old, |i| {
@@ -755,7 +759,11 @@ fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let p = positional("join", a, 1, 1)?;
     let x = pos("join", p, 0, args::want_iterable)?.unwrap_or(Value::None);
     let sep = recv(a)?;
-    let items = args::collect_items(th.budget, x)?;
+    args::with_items(th.budget, x, |items| join_items(th, sep, items))
+}
+
+/// `sep.join(items)`.
+fn join_items<'h>(th: &Thread<'h>, sep: &[u8], items: &[Value<'h>]) -> R<'h> {
     let mut size = 0usize;
     for (i, v) in items.iter().enumerate() {
         let Value::Str(s) = v else {
