@@ -17,7 +17,14 @@ use num_bigint::BigInt;
 use std::cell::{Cell, RefCell};
 
 /// A Starlark value.
+///
+/// The tag is a whole word (`repr(u64)`), so that every payload sits in
+/// the second word and a value is two words with no padding between them:
+/// a copy of a value of unknown kind is then two word moves, where a byte
+/// tag had the compiler copy the seven bytes after it on their own (a
+/// `bool` payload lived there).
 #[derive(Clone, Copy)]
+#[repr(u64)]
 pub enum Value<'h> {
     None,
     Bool(bool),
@@ -53,6 +60,8 @@ pub enum Value<'h> {
 }
 
 const _: () = assert!(std::mem::size_of::<Value<'static>>() == 16);
+const _: () = assert!(std::mem::size_of::<Option<Value<'static>>>() == 16);
+const _: () = assert!(std::mem::size_of::<crate::error::Result<Value<'static>>>() == 16);
 
 impl<'h> Value<'h> {
     /// The name `type(x)` returns.
