@@ -164,3 +164,28 @@ def main():
     assert_eq!(run(src), want);
     assert_eq!(run(src), want);
 }
+
+#[test]
+fn keyed_records_short_texts_and_kept_vectors() {
+    // Dict reads and writes under string keys straight from the table
+    // (a record of constants, a table with an index, fresh keys), plain
+    // slices, the stack-built `%` and `format` texts, `join` reading a
+    // list in place, and a builtin's vector kept for the next call.
+    let src = r#"
+def main():
+    rows = []
+    seen = {}
+    for i in range(12):
+        r = {"id": i, "name": "n%d" % i, "tags": ["t%d" % (i % 3)]}
+        r["id"] += 100
+        key = r["name"][1:] + "|" + r["tags"][0]
+        seen[key] = seen.get(key, 0) + len(r["tags"])
+        rows.append("{}={}".format(r["id"], key))
+    words = ",".join(rows[:3]).split(",")
+    return [words, len(seen), seen["11|t2"], sorted(seen.keys())[:2], rows[-1][-4:]]
+"#;
+    assert_eq!(
+        run(src),
+        r#"[["100=0|t0","101=1|t1","102=2|t2"],12,1,["0|t0","10|t1"],"1|t2"]"#
+    );
+}
