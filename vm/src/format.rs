@@ -924,64 +924,91 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
     with_text_buffer(|out| percent_into(out, heap, format, args))
 }
 
-/// Texts up to this long are interpolated on the stack by
-/// [`percent_short`].
-pub(crate) const SHORT_TEXT: usize = 256;
+/// The longest text [`ShortText`] holds.
+const SHORT_TEXT: usize = 256;
+
+/// A short text written on the stack (by [`percent_short`] and `format`'s
+/// short path), then copied into the heap once: the strings and ints of a
+/// template's fields. Every write fails (`None`) once the text would be
+/// longer than [`SHORT_TEXT`] bytes, and the caller takes its general path.
+pub(crate) struct ShortText {
+    buf: [u8; SHORT_TEXT],
+    len: usize,
+    /// The bytes of string values written (see [`ShortText::finish`]).
+    copied: usize,
+}
+
+impl ShortText {
+    pub(crate) fn new() -> ShortText {
+        ShortText {
+            buf: [0; SHORT_TEXT],
+            len: 0,
+            copied: 0,
+        }
+    }
+
+    /// Appends literal bytes.
+    #[inline]
+    pub(crate) fn push(&mut self, b: &[u8]) -> Option<()> {
+        let end = self.len + b.len();
+        self.buf.get_mut(self.len..end)?.copy_from_slice(b);
+        self.len = end;
+        Some(())
+    }
+
+    /// Appends the text `%s`, `%d` and `{}` write for a string or an int;
+    /// `None` for any other value.
+    #[inline]
+    pub(crate) fn push_value(&mut self, v: Value<'_>) -> Option<()> {
+        match v {
+            Value::Int(i) => self.push(itoa::Buffer::new().format(i).as_bytes()),
+            Value::Str(s) => {
+                self.copied += s.text.len();
+                self.push(s.text)
+            }
+            _ => None,
+        }
+    }
+
+    /// The text as a string value: the template's `template_len` bytes and
+    /// the strings copied charged as work, the text to the heap.
+    pub(crate) fn finish<'h>(&self, heap: Heap<'h>, template_len: usize) -> Result<Value<'h>> {
+        heap.budget.charge_bytes(template_len + self.copied)?;
+        heap.str(&self.buf[..self.len])
+    }
+}
 
 /// The commonest interpolations (`"user%d" % i`, `"%s: %d" % (k, n)`):
-/// only `%s`, `%d` and `%%`, of strings and ints, into a text of at most
-/// [`SHORT_TEXT`] bytes, written on the stack in one pass and copied into
-/// the heap once. The text is the one [`percent_into`] writes; the format
-/// and the strings copied are charged as work, the text to the heap.
-/// `None` for everything else, errors included: [`percent_into`] decides.
+/// only `%s`, `%d` and `%%`, of strings and ints (`%d` of ints only), in a
+/// [`ShortText`]. The text is the one [`percent_into`] writes. `None` for
+/// everything else, errors included: [`percent_into`] decides.
 #[inline]
 fn percent_short<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Option<Result<Value<'h>>> {
     let items = match &args {
         Value::Tuple(t) => t.items,
         a => std::slice::from_ref(a),
     };
-    let mut buf = [0u8; SHORT_TEXT];
-    let mut n = 0;
-    macro_rules! put {
-        ($bytes:expr) => {{
-            let b: &[u8] = $bytes;
-            buf.get_mut(n..n + b.len())?.copy_from_slice(b);
-            n += b.len();
-        }};
-    }
-    let mut copied = 0usize;
+    let mut text = ShortText::new();
     let mut k = 0;
     let mut rest = format;
     while let Some(j) = crate::text::find_byte(b'%', rest) {
-        put!(&rest[..j]);
+        text.push(&rest[..j])?;
         let conv = *rest.get(j + 1)?;
         rest = &rest[j + 2..];
-        match conv {
-            b'%' => put!(b"%"),
-            b's' | b'd' => {
-                match (conv, *items.get(k)?) {
-                    (_, Value::Int(i)) => {
-                        let mut digits = itoa::Buffer::new();
-                        put!(digits.format(i).as_bytes())
-                    }
-                    (b's', Value::Str(s)) => {
-                        put!(s.text);
-                        copied += s.text.len();
-                    }
-                    _ => return None,
-                }
+        match (conv, items.get(k)) {
+            (b'%', _) => text.push(b"%")?,
+            (b'd', Some(&v @ Value::Int(_))) | (b's', Some(&v)) => {
+                text.push_value(v)?;
                 k += 1;
             }
             _ => return None,
         }
     }
-    put!(rest);
+    text.push(rest)?;
     if k != items.len() {
         return None;
     }
-    let text = &buf[..n];
-    let charged = heap.budget.charge_bytes(format.len() + copied);
-    Some(charged.and_then(|()| heap.str(text)))
+    Some(text.finish(heap, format.len()))
 }
 
 /// [`percent`], with `out` to write the text in before it is copied into

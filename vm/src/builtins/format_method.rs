@@ -52,25 +52,12 @@ pub fn format<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
 
 /// The commonest templates (`"{} / {}".format(a, b)`, `"{name}: {n}"`):
 /// fields `{}`, `{N}` or `{name}` without conversions or specs, of strings
-/// and ints, no `{{`/`}}` escapes, into a text of at most
-/// [`format::SHORT_TEXT`] bytes, written on the stack in one pass and
-/// copied into the heap once. The text is the one [`format_into`] writes;
-/// the template and the strings copied are charged as work, the text to
-/// the heap. `None` for everything else, errors included: [`format_into`]
-/// decides.
+/// and ints, no `{{`/`}}` escapes, into a [`format::ShortText`]. The text is the one [`format_into`] writes.
+/// `None` for everything else, errors included: [`format_into`] decides.
 fn format_short<'h>(th: &Thread<'h>, a: &Args<'h, '_>) -> Option<Result<Value<'h>>> {
     let fmt = recv(a).ok()?;
-    let mut buf = [0u8; format::SHORT_TEXT];
-    let mut n = 0;
-    macro_rules! put {
-        ($bytes:expr) => {{
-            let b: &[u8] = $bytes;
-            buf.get_mut(n..n + b.len())?.copy_from_slice(b);
-            n += b.len();
-        }};
-    }
+    let mut text = format::ShortText::new();
     let (mut auto, mut manual, mut next) = (false, false, 0);
-    let mut copied = 0usize;
     let mut rest = fmt;
     loop {
         let open = find_byte(b'{', rest);
@@ -78,7 +65,7 @@ fn format_short<'h>(th: &Thread<'h>, a: &Args<'h, '_>) -> Option<Result<Value<'h
         if find_byte(b'}', lit).is_some() {
             return None;
         }
-        put!(lit);
+        text.push(lit)?;
         let Some(i) = open else { break };
         rest = &rest[i + 1..];
         let close = find_byte(b'}', rest)?;
@@ -99,21 +86,9 @@ fn format_short<'h>(th: &Thread<'h>, a: &Args<'h, '_>) -> Option<Result<Value<'h
             }
             _ => return None,
         };
-        match arg {
-            Value::Int(i) => {
-                let mut digits = itoa::Buffer::new();
-                put!(digits.format(i).as_bytes())
-            }
-            Value::Str(s) => {
-                put!(s.text);
-                copied += s.text.len();
-            }
-            _ => return None,
-        }
+        text.push_value(arg)?;
     }
-    let text = &buf[..n];
-    let charged = th.budget.charge_bytes(fmt.len() + copied);
-    Some(charged.and_then(|()| th.heap.str(text)))
+    Some(text.finish(th.heap, fmt.len()))
 }
 
 /// [`format`], with `out` to write the text in before it is copied into
