@@ -81,7 +81,10 @@ fn format_short<'h>(th: &Thread<'h>, a: &Args<'h, '_>) -> Option<Result<Value<'h
                 manual = true;
                 *a.positional.get(decimal(name)?)?
             }
-            Some(_) if name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') => {
+            Some(c)
+                if !c.is_ascii_digit()
+                    && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_') =>
+            {
                 a.named.iter().find(|(k, _)| k.as_bytes() == name)?.1
             }
             _ => return None,
