@@ -720,28 +720,23 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         }
     } else if matches > 0 {
         let mut last = 0;
-        let mut put = |last: &mut usize, i: usize| -> Result<()> {
-            budget.charge_bytes(i - *last + new.len())?;
-            out.push_str(&s[*last..i]);
-            out.push_str(new);
-            *last = i + old.len();
-            Ok(())
-        };
         if matches <= REMEMBERED_MATCHES && s.len() <= WORK_CHECK_BYTES {
-            // A short text: the copies (the text once, `new` per match)
-            // charged together, before any is made.
-            budget.charge_bytes(s.len().saturating_add(matches.saturating_mul(new.len())))?;
+            // A short text: the copies up to the last match (`new` once
+            // per match) charged together, before any is made.
+            let upto = first[matches - 1] + old.len();
+            budget.charge_bytes(upto.saturating_add(matches.saturating_mul(new.len())))?;
             for &i in &first[..matches] {
                 out.push_str(&s[last..i]);
                 out.push_str(new);
                 last = i + old.len();
             }
-            out.push_str(&s[last..]);
-            return th.heap.finish_str(out);
         } else {
             let mut k = 0;
             text::for_each_match(budget, s, old, |i| {
-                put(&mut last, i)?;
+                budget.charge_bytes(i - last + new.len())?;
+                out.push_str(&s[last..i]);
+                out.push_str(new);
+                last = i + old.len();
                 k += 1;
                 Ok(k < matches)
             })?;
