@@ -8,11 +8,13 @@
 //! `1.0` are the same key.
 
 use crate::budget::Budget;
-use crate::error::Result;
+use crate::error::{Error, LimitKind, Result};
+use std::alloc::Layout;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use crate::heap::Heap;
 use crate::ops;
 use crate::value::{StrObj, Value};
-use bumpalo::collections::Vec as BumpVec;
 use std::mem::size_of;
 
 /// Tables up to this many entries have no index.
@@ -21,6 +23,9 @@ const EMPTY: u32 = u32::MAX;
 /// Estimated nanoseconds per entry and per index slot of a pass over the
 /// whole table (an optimized build).
 const PASS_NS_PER_SLOT: u128 = 4;
+
+// `Heap::dict` places the entries right after the dict object.
+const _: () = assert!(std::mem::align_of::<Entry>() <= std::mem::align_of::<crate::value::DictObj>());
 
 #[derive(Clone, Copy)]
 struct Entry<'h> {
@@ -58,13 +63,26 @@ fn int_key_eq(budget: &Budget, e: Value<'_>, i: i64) -> bool {
 }
 
 /// An insertion-ordered map from hashable values to values.
+///
+/// 48 bytes, so that a [`crate::value::DictObj`] is 64, one cache line:
+/// the entries and the index are arena blocks held by pointer with `u32`
+/// lengths (entry positions are `u32` in the index anyway), not vectors
+/// that each keep a reference to the arena. A program that touches many
+/// records loads each dict's header once per lookup, and the header's
+/// size is much of what it waits for.
 pub struct DictMap<'h> {
     heap: Heap<'h>,
-    entries: BumpVec<'h, Entry<'h>>,
-    /// Positions into `entries` (power-of-two length), or empty while the
-    /// table is small.
-    index: BumpVec<'h, u32>,
-    live: usize,
+    /// `len` entries in a block of room for `cap` (dangling while `cap`
+    /// is 0).
+    entries: NonNull<Entry<'h>>,
+    /// Positions into the entries (`index_len` slots, a power of two), or
+    /// none (`index_len` 0, dangling) while the table is small.
+    index: NonNull<u32>,
+    len: u32,
+    cap: u32,
+    live: u32,
+    index_len: u32,
+    _arena: PhantomData<&'h mut [Entry<'h>]>,
 }
 
 impl<'h> DictMap<'h> {
@@ -83,16 +101,87 @@ impl<'h> DictMap<'h> {
     /// already charged.
     #[inline]
     pub fn with_capacity_charged(heap: Heap<'h>, n: usize) -> DictMap<'h> {
+        // A charged capacity is far below `u32::MAX` entries (40 bytes
+        // each) under any heap limit a machine could back.
+        let entries = if n == 0 {
+            NonNull::dangling()
+        } else {
+            heap.bump
+                .alloc_layout(Layout::array::<Entry>(n).expect("a charged table fits a layout"))
+                .cast()
+        };
+        // SAFETY: `entries` is a fresh block of room for `n` entries.
+        unsafe { Self::over(heap, entries, n) }
+    }
+
+    /// An empty map whose entries go in `entries`, a block of room for
+    /// `cap` of them that the map owns from now on (or dangling, with
+    /// `cap` 0): [`Heap::dict`] places it right after the dict's header.
+    ///
+    /// # Safety
+    /// `entries` must be valid for writes of `cap` entries for `'h`, and
+    /// used by nothing else.
+    #[inline]
+    pub(crate) unsafe fn over(heap: Heap<'h>, entries: NonNull<u8>, cap: usize) -> DictMap<'h> {
         DictMap {
             heap,
-            entries: BumpVec::with_capacity_in(n, heap.bump),
-            index: BumpVec::new_in(heap.bump),
+            entries: entries.cast(),
+            index: NonNull::dangling(),
+            len: 0,
+            cap: u32::try_from(cap).unwrap_or(u32::MAX),
             live: 0,
+            index_len: 0,
+            _arena: PhantomData,
         }
     }
 
+    /// The entries, live and dead, in insertion order.
+    #[inline(always)]
+    fn entries(&self) -> &[Entry<'h>] {
+        // SAFETY: the first `len` entries of the block are written.
+        unsafe { std::slice::from_raw_parts(self.entries.as_ptr(), self.len as usize) }
+    }
+
+    #[inline(always)]
+    fn entries_mut(&mut self) -> &mut [Entry<'h>] {
+        // SAFETY: as in `entries`; `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.entries.as_ptr(), self.len as usize) }
+    }
+
+    /// The index slots (empty while the table is small).
+    #[inline(always)]
+    fn index(&self) -> &[u32] {
+        // SAFETY: the index block holds `index_len` written slots.
+        unsafe { std::slice::from_raw_parts(self.index.as_ptr(), self.index_len as usize) }
+    }
+
+    #[inline(always)]
+    fn index_mut(&mut self) -> &mut [u32] {
+        // SAFETY: as in `index`; `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.index.as_ptr(), self.index_len as usize) }
+    }
+
+    /// Appends `e` to the entries, which have room for it.
+    #[inline(always)]
+    fn push_entry(&mut self, e: Entry<'h>) {
+        debug_assert!(self.len < self.cap);
+        // SAFETY: `len < cap`, so the slot is inside the block.
+        unsafe { self.entries.as_ptr().add(self.len as usize).write(e) };
+        self.len += 1;
+    }
+
+    /// A block of `n` arena slots of `T`, uncharged (the caller charges).
+    fn block<T>(&self, n: usize) -> Result<NonNull<T>> {
+        // Past `u32::MAX` positions the index could not name an entry.
+        if n >= EMPTY as usize {
+            return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        let layout = Layout::array::<T>(n).map_err(|_| Error::limit(LimitKind::HeapBytes))?;
+        Ok(self.heap.bump.alloc_layout(layout).cast())
+    }
+
     pub fn len(&self) -> usize {
-        self.live
+        self.live as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -103,22 +192,22 @@ impl<'h> DictMap<'h> {
     /// accepts: a scan of a small table, a probe of the index otherwise.
     #[inline(always)]
     fn probe(&self, hash: u32, eq: impl Fn(Value<'h>) -> bool) -> Option<usize> {
-        if self.index.is_empty() {
-            for (i, e) in self.entries.iter().enumerate() {
+        if self.index_len == 0 {
+            for (i, e) in self.entries().iter().enumerate() {
                 if e.hash == hash && e.live && eq(e.key) {
                     return Some(i);
                 }
             }
             return None;
         }
-        let mask = self.index.len() - 1;
+        let mask = (self.index_len as usize) - 1;
         let mut slot = hash as usize & mask;
         loop {
-            let pos = self.index[slot];
+            let pos = self.index()[slot];
             if pos == EMPTY {
                 return None;
             }
-            let e = &self.entries[pos as usize];
+            let e = &self.entries()[pos as usize];
             if e.live && e.hash == hash && eq(e.key) {
                 return Some(pos as usize);
             }
@@ -148,22 +237,22 @@ impl<'h> DictMap<'h> {
     /// [`DictMap::find`] of a key other than an int or a string.
     #[inline(never)]
     fn find_other(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
-        if self.index.is_empty() {
-            for (i, e) in self.entries.iter().enumerate() {
+        if self.index_len == 0 {
+            for (i, e) in self.entries().iter().enumerate() {
                 if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
                     return Ok(Some(i));
                 }
             }
             return Ok(None);
         }
-        let mask = self.index.len() - 1;
+        let mask = (self.index_len as usize) - 1;
         let mut slot = hash as usize & mask;
         loop {
-            let pos = self.index[slot];
+            let pos = self.index()[slot];
             if pos == EMPTY {
                 return Ok(None);
             }
-            let e = &self.entries[pos as usize];
+            let e = &self.entries()[pos as usize];
             if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
                 return Ok(Some(pos as usize));
             }
@@ -188,23 +277,23 @@ impl<'h> DictMap<'h> {
                 && e.live
                 && matches!(e.key, Value::Str(s) if std::ptr::eq(s, k) || s.same_text(k))
         };
-        if self.index.is_empty() {
+        if self.index_len == 0 {
             // A loop of its own: `Iterator::position` is not inlined into
             // the dispatch loops.
             let mut i = 0;
-            while i < self.entries.len() {
-                if hit(&self.entries[i]) {
+            while i < (self.len as usize) {
+                if hit(&self.entries()[i]) {
                     return Some(i);
                 }
                 i += 1;
             }
             return None;
         }
-        let mask = self.index.len() - 1;
+        let mask = (self.index_len as usize) - 1;
         let mut slot = hash as usize & mask;
         loop {
-            let pos = *self.index.get(slot)?;
-            let e = self.entries.get(pos as usize)?;
+            let pos = *self.index().get(slot)?;
+            let e = self.entries().get(pos as usize)?;
             if hit(e) {
                 return Some(pos as usize);
             }
@@ -218,7 +307,7 @@ impl<'h> DictMap<'h> {
     #[inline(always)]
     pub fn get_hashed_str(&self, k: &StrObj<'h>) -> Option<&Value<'h>> {
         let i = self.entry_of_hashed_str(k)?;
-        Some(&self.entries[i].value)
+        Some(&self.entries()[i].value)
     }
 
     /// Sets the value of the string key `k` when it is present (see
@@ -228,7 +317,7 @@ impl<'h> DictMap<'h> {
     pub fn set_hashed_str(&mut self, k: &StrObj<'h>, value: Value<'h>) -> bool {
         match self.entry_of_hashed_str(k) {
             Some(i) => {
-                self.entries[i].value = value;
+                self.entries_mut()[i].value = value;
                 true
             }
             None => false,
@@ -238,7 +327,7 @@ impl<'h> DictMap<'h> {
     /// The value for `key`. Fails if `key` is unhashable.
     #[inline(always)]
     pub fn get(&self, key: Value<'h>) -> Result<Option<Value<'h>>> {
-        Ok(self.position(key)?.map(|i| self.entries[i].value))
+        Ok(self.position(key)?.map(|i| self.entries()[i].value))
     }
 
     /// Whether `key` is present. Fails if `key` is unhashable.
@@ -255,7 +344,7 @@ impl<'h> DictMap<'h> {
     #[inline(always)]
     fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
         match key {
-            Value::Str(k) if self.index.is_empty() => {
+            Value::Str(k) if (self.index_len == 0) => {
                 if k.hash.get() != 0 {
                     // Hashed already (a constant, a key read from a dict):
                     // the kept hashes rule out the other entries.
@@ -265,7 +354,7 @@ impl<'h> DictMap<'h> {
                     // At most one full comparison per entry of equal length.
                     self.heap.budget.charge_bytes(k.text.len())?;
                 }
-                for (i, e) in self.entries.iter().enumerate() {
+                for (i, e) in self.entries().iter().enumerate() {
                     if matches!(e.key, Value::Str(s) if e.live && s.same_text(k)) {
                         return Ok(Some(i));
                     }
@@ -292,7 +381,7 @@ impl<'h> DictMap<'h> {
     pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
         let hash = crate::hash::hash_in(self.heap.budget, key)?;
         if let Some(i) = self.find(key, hash)? {
-            self.entries[i].value = value;
+            self.entries_mut()[i].value = value;
             return Ok(false);
         }
         self.push(key, value, hash)?;
@@ -307,11 +396,11 @@ impl<'h> DictMap<'h> {
     #[inline(always)]
     pub fn push_new_hashed_str(&mut self, k: &'h StrObj<'h>, value: Value<'h>) -> bool {
         let h = k.hash.get();
-        let n = self.entries.len();
-        if h == 0 || n == self.entries.capacity() || n >= LINEAR_MAX {
+        let n = self.len as usize;
+        if h == 0 || n == (self.cap as usize) || n >= LINEAR_MAX {
             return false;
         }
-        self.entries.push(Entry {
+        self.push_entry(Entry {
             key: Value::Str(k),
             value,
             hash: h as u32,
@@ -331,25 +420,32 @@ impl<'h> DictMap<'h> {
     /// Adds an entry for a key not present.
     #[inline(always)]
     fn push(&mut self, key: Value<'h>, value: Value<'h>, hash: u32) -> Result<()> {
-        if self.entries.len() == self.entries.capacity() {
+        if (self.len as usize) == (self.cap as usize) {
             // The whole new block is charged: the arena keeps the old one
             // when it cannot grow it in place.
-            let extra = self.entries.capacity().max(4);
-            let new_cap = self.entries.capacity().saturating_add(extra);
+            let extra = (self.cap as usize).max(4);
+            let new_cap = (self.cap as usize).saturating_add(extra);
             self.heap
                 .charge(new_cap.saturating_mul(size_of::<Entry>()))?;
-            self.entries.reserve_exact(extra);
+            let block = self.block::<Entry>(new_cap)?;
+            // SAFETY: the new block has room for `new_cap > len` entries
+            // and is distinct from the old one, whose `len` are written.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.entries.as_ptr(), block.as_ptr(), self.len as usize)
+            };
+            self.entries = block;
+            self.cap = new_cap as u32;
         }
-        let pos = self.entries.len();
-        self.entries.push(Entry {
+        let pos = self.len as usize;
+        self.push_entry(Entry {
             key,
             value,
             hash,
             live: true,
         });
         self.live += 1;
-        if self.entries.len() > LINEAR_MAX {
-            if self.entries.len() * 2 > self.index.len() {
+        if (self.len as usize) > LINEAR_MAX {
+            if (self.len as usize) * 2 > (self.index_len as usize) {
                 self.rebuild_index()?;
             } else {
                 self.index_insert(pos, hash);
@@ -363,11 +459,11 @@ impl<'h> DictMap<'h> {
         let Some(i) = self.position(key)? else {
             return Ok(None);
         };
-        let v = self.entries[i].value;
-        self.entries[i].live = false;
+        let v = self.entries()[i].value;
+        self.entries_mut()[i].live = false;
         self.live -= 1;
-        let dead = self.entries.len() - self.live;
-        if dead > LINEAR_MAX && dead > self.live {
+        let dead = (self.len - self.live) as usize;
+        if dead > LINEAR_MAX && dead > self.live as usize {
             self.compact()?;
         }
         Ok(Some(v))
@@ -377,32 +473,32 @@ impl<'h> DictMap<'h> {
     /// entries skipped on the way (up to half the table) are charged as
     /// work.
     pub fn pop_first(&mut self) -> Result<Option<(Value<'h>, Value<'h>)>> {
-        let Some(i) = self.entries.iter().position(|e| e.live) else {
+        let Some(i) = self.entries().iter().position(|e| e.live) else {
             return Ok(None);
         };
         self.heap.budget.charge_work(i as u64)?;
-        let e = self.entries[i];
+        let e = self.entries()[i];
         self.remove(e.key)?;
         Ok(Some((e.key, e.value)))
     }
 
     pub fn clear(&mut self) {
-        self.entries.clear();
-        self.index.clear();
+        self.len = 0;
+        self.index_len = 0;
         self.live = 0;
     }
 
     /// The `i`-th position of the entry vector, for iteration: `None` past
     /// the end, `Some(None)` for a dead entry.
     pub fn entry_at(&self, i: usize) -> Option<Option<(Value<'h>, Value<'h>)>> {
-        self.entries
+        self.entries()
             .get(i)
             .map(|e| if e.live { Some((e.key, e.value)) } else { None })
     }
 
     /// Live entries in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (Value<'h>, Value<'h>)> + '_ {
-        self.entries
+        self.entries()
             .iter()
             .filter(|e| e.live)
             .map(|e| (e.key, e.value))
@@ -413,49 +509,51 @@ impl<'h> DictMap<'h> {
     /// rather than computed. For rows of host data, which mostly repeat
     /// one set of keys.
     pub fn copy_keys(&self) -> Result<DictMap<'h>> {
-        let n = self.entries.len();
+        let n = self.len as usize;
         self.heap.charge(n.saturating_mul(size_of::<Entry>()))?;
-        let mut entries = BumpVec::with_capacity_in(n, self.heap.bump);
-        entries.extend_from_slice(&self.entries);
-        let mut index = BumpVec::new_in(self.heap.bump);
-        if !self.index.is_empty() {
-            self.heap
-                .charge(self.index.len().saturating_mul(size_of::<u32>()))?;
-            index.extend_from_slice(&self.index);
+        let mut map = DictMap::with_capacity_charged(self.heap, n);
+        // SAFETY: the new block has room for the `n` entries copied from
+        // the old, a distinct block.
+        unsafe { std::ptr::copy_nonoverlapping(self.entries.as_ptr(), map.entries.as_ptr(), n) };
+        map.len = self.len;
+        map.live = self.live;
+        if self.index_len != 0 {
+            let slots = self.index_len as usize;
+            self.heap.charge(slots.saturating_mul(size_of::<u32>()))?;
+            let index = self.block::<u32>(slots)?;
+            // SAFETY: as above, for the index slots.
+            unsafe { std::ptr::copy_nonoverlapping(self.index.as_ptr(), index.as_ptr(), slots) };
+            map.index = index;
+            map.index_len = self.index_len;
         }
-        Ok(DictMap {
-            heap: self.heap,
-            entries,
-            index,
-            live: self.live,
-        })
+        Ok(map)
     }
 
     /// Sets the value at position `i` of the entry vector (insertion
     /// order, removed entries included: with none removed, the `i`-th
     /// key). The position must be in range.
     pub fn set_value_at(&mut self, i: usize, value: Value<'h>) {
-        self.entries[i].value = value;
+        self.entries_mut()[i].value = value;
     }
 
     /// Whether every entry is live and its key is the string `keys`
     /// yields at its position (and `keys` yields no more).
     pub fn has_str_keys<'k>(&self, mut keys: impl ExactSizeIterator<Item = &'k str>) -> bool {
-        self.live == self.entries.len()
-            && keys.len() == self.live
-            && self.entries.iter().all(|e| match (e.key, keys.next()) {
+        self.live == self.len
+            && keys.len() == self.live as usize
+            && self.entries().iter().all(|e| match (e.key, keys.next()) {
                 (Value::Str(k), Some(t)) => k.text == t.as_bytes(),
                 _ => false,
             })
     }
 
     fn index_insert(&mut self, pos: usize, hash: u32) {
-        let mask = self.index.len() - 1;
+        let mask = (self.index_len as usize) - 1;
         let mut slot = hash as usize & mask;
-        while self.index[slot] != EMPTY {
+        while self.index()[slot] != EMPTY {
             slot = (slot + 1) & mask;
         }
-        self.index[slot] = pos as u32;
+        self.index_mut()[slot] = pos as u32;
     }
 
     /// Admits one uninterruptible pass over `slots` entries and index
@@ -473,15 +571,17 @@ impl<'h> DictMap<'h> {
     /// Builds the index anew over the live entries, twice their number of
     /// slots (one uninterruptible pass: see [`DictMap::admit_pass`]).
     fn rebuild_index(&mut self) -> Result<()> {
-        let size = (self.entries.len() * 2).next_power_of_two().max(16);
-        self.admit_pass(self.entries.len() + size)?;
+        let size = ((self.len as usize) * 2).next_power_of_two().max(16);
+        self.admit_pass((self.len as usize) + size)?;
         self.heap.charge(size * size_of::<u32>())?;
-        let mut index = BumpVec::with_capacity_in(size, self.heap.bump);
-        index.resize(size, EMPTY);
+        let index = self.block::<u32>(size)?;
+        // SAFETY: the block has room for `size` slots, all written here.
+        unsafe { std::slice::from_raw_parts_mut(index.as_ptr(), size).fill(EMPTY) };
         self.index = index;
-        for i in 0..self.entries.len() {
-            if self.entries[i].live {
-                let hash = self.entries[i].hash;
+        self.index_len = size as u32;
+        for i in 0..(self.len as usize) {
+            if self.entries()[i].live {
+                let hash = self.entries()[i].hash;
                 self.index_insert(i, hash);
             }
         }
@@ -491,12 +591,20 @@ impl<'h> DictMap<'h> {
     /// Squeezes out the dead entries. One uninterruptible pass over the
     /// table: admitted only when it can end before the deadline.
     fn compact(&mut self) -> Result<()> {
-        self.admit_pass(self.entries.len() + self.index.len())?;
-        self.entries.retain(|e| e.live);
-        if self.entries.len() > LINEAR_MAX {
+        self.admit_pass((self.len as usize) + (self.index_len as usize))?;
+        let mut kept = 0;
+        for i in 0..self.len as usize {
+            let e = self.entries()[i];
+            if e.live {
+                self.entries_mut()[kept] = e;
+                kept += 1;
+            }
+        }
+        self.len = kept as u32;
+        if (self.len as usize) > LINEAR_MAX {
             self.rebuild_index()
         } else {
-            self.index.clear();
+            self.index_len = 0;
             Ok(())
         }
     }

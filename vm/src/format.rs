@@ -931,28 +931,45 @@ const SHORT_TEXT: usize = 256;
 /// short path), then copied into the heap once: the strings and ints of a
 /// template's fields. Every write fails (`None`) once the text would be
 /// longer than [`SHORT_TEXT`] bytes, and the caller takes its general path.
+///
+/// The buffer is left unwritten beyond the text: zeroing it would cost a
+/// `memset` per interpolation. (It comes last, under `repr(C)`: with the
+/// zeroed counts beside it, LLVM merged all three into one `memset`.)
+#[repr(C)]
 pub(crate) struct ShortText {
-    buf: [u8; SHORT_TEXT],
     len: usize,
     /// The bytes of string values written (see [`ShortText::finish`]).
     copied: usize,
+    /// The text is `buf[..len]`.
+    buf: std::mem::MaybeUninit<[u8; SHORT_TEXT]>,
 }
 
 impl ShortText {
+    #[inline]
     pub(crate) fn new() -> ShortText {
         ShortText {
-            buf: [0; SHORT_TEXT],
             len: 0,
             copied: 0,
+            buf: std::mem::MaybeUninit::uninit(),
         }
     }
 
     /// Appends literal bytes.
     #[inline]
     pub(crate) fn push(&mut self, b: &[u8]) -> Option<()> {
-        let end = self.len + b.len();
-        self.buf.get_mut(self.len..end)?.copy_from_slice(b);
-        self.len = end;
+        if b.len() > SHORT_TEXT - self.len {
+            return None;
+        }
+        // SAFETY: `len + b.len() <= SHORT_TEXT` (checked above), so the
+        // bytes fit the buffer after the text; `b` cannot overlap it.
+        unsafe {
+            crate::text::copy_short(
+                b.as_ptr(),
+                self.buf.as_mut_ptr().cast::<u8>().add(self.len),
+                b.len(),
+            );
+        }
+        self.len += b.len();
         Some(())
     }
 
@@ -970,11 +987,19 @@ impl ShortText {
         }
     }
 
+    /// The text written so far.
+    #[inline]
+    fn text(&self) -> &[u8] {
+        // SAFETY: `buf[..len]` has been written (every `push` writes the
+        // bytes before it counts them).
+        unsafe { std::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), self.len) }
+    }
+
     /// The text as a string value: the template's `template_len` bytes and
     /// the strings copied charged as work, the text to the heap.
     pub(crate) fn finish<'h>(&self, heap: Heap<'h>, template_len: usize) -> Result<Value<'h>> {
         heap.budget.charge_bytes(template_len + self.copied)?;
-        heap.str(&self.buf[..self.len])
+        heap.str(self.text())
     }
 }
 

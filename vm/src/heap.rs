@@ -13,7 +13,8 @@ use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use num_bigint::BigInt;
 use std::cell::{Cell, RefCell};
-use std::mem::size_of;
+use std::alloc::Layout;
+use std::mem::{align_of, size_of};
 
 /// What text of `len` bytes takes in the arena: objects are 8-byte
 /// aligned, so the bytes before the next one round up to a multiple of 8.
@@ -50,28 +51,57 @@ impl<'h> Heap<'h> {
     /// A string value holding a copy of `s` (text or any bytes).
     #[inline]
     pub fn str<S: AsRef<[u8]> + ?Sized>(&self, s: &S) -> Result<Value<'h>> {
-        let s = s.as_ref();
-        self.charge(text_bytes(s.len()) + size_of::<StrObj>())?;
-        let text = self.bump.alloc_slice_copy(s);
-        Ok(Value::Str(self.bump.alloc(StrObj::new(text))))
+        self.str_of_parts(&[s.as_ref()])
+    }
+
+    /// A string value holding the concatenation of `parts`, charged like
+    /// [`Heap::str`] of the whole text.
+    #[inline]
+    pub fn str_of_parts(&self, parts: &[&[u8]]) -> Result<Value<'h>> {
+        let len = parts
+            .iter()
+            .fold(0usize, |n, p| n.saturating_add(p.len()));
+        self.charge(text_bytes(len).saturating_add(size_of::<StrObj>()))?;
+        Ok(self.str_block(parts, len))
+    }
+
+    /// A string of the `len` bytes of `parts`, already charged. The object
+    /// and its text are one arena block (the text right after the object):
+    /// a new string is one allocation and one copy per part.
+    #[inline]
+    fn str_block(&self, parts: &[&[u8]], len: usize) -> Value<'h> {
+        // A charged `len` is far below `isize::MAX`, so the layout is
+        // valid.
+        let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
+            .expect("a charged string fits a layout");
+        let block = self.bump.alloc_layout(layout).as_ptr();
+        // SAFETY: `block` is a fresh arena allocation of `layout`: room for
+        // the object (aligned for it) and `len` bytes after it, which the
+        // parts (`len` bytes in all) fill before anything reads them. The
+        // arena lives for `'h` and never moves or frees a block before it
+        // is dropped.
+        unsafe {
+            let text = block.add(size_of::<StrObj>());
+            let mut at = text;
+            for p in parts {
+                crate::text::copy_short(p.as_ptr(), at, p.len());
+                at = at.add(p.len());
+            }
+            let obj = block.cast::<StrObj<'h>>();
+            obj.write(StrObj::new(std::slice::from_raw_parts(text, len)));
+            Value::Str(&*obj)
+        }
     }
 
     /// A string value holding `a` followed by `b`, charged like a builder
     /// of their total length plus the string object.
     pub fn concat(&self, a: &[u8], b: &[u8]) -> Result<Value<'h>> {
         let total = a.len().saturating_add(b.len());
-        self.charge(text_bytes(total))?;
+        self.charge(text_bytes(total).saturating_add(size_of::<StrObj>()))?;
         if total > 1024 {
             self.budget.charge_bytes(total)?;
         }
-        self.charge(size_of::<StrObj>())?;
-        // Copied, not filled first: two memcpy calls even unoptimized.
-        let mut buf = BumpVec::with_capacity_in(total, self.bump);
-        buf.extend_from_slice_copy(a);
-        buf.extend_from_slice_copy(b);
-        Ok(Value::Str(
-            self.bump.alloc(StrObj::new(buf.into_bump_slice())),
-        ))
+        Ok(self.str_block(&[a, b], total))
     }
 
     /// A string value for bytes that already live in the arena.
@@ -213,12 +243,25 @@ impl<'h> Heap<'h> {
     /// An empty dict with room for `n` entries.
     #[inline]
     pub fn dict(&self, n: usize) -> Result<&'h DictObj<'h>> {
-        // One charge for the object and its entries, and the object built
-        // in place: a record display makes one of these per record.
-        self.charge(size_of::<DictObj>().saturating_add(DictMap::entries_bytes(n)))?;
-        Ok(self
-            .bump
-            .alloc_with(|| DictObj::new(DictMap::with_capacity_charged(*self, n))))
+        // One charge for the object and its entries, and one block for
+        // both, the entries right after the object: a record display makes
+        // one of these per record, and a lookup reads the object and then
+        // the entries.
+        let entries = DictMap::entries_bytes(n);
+        self.charge(size_of::<DictObj>().saturating_add(entries))?;
+        // A charged size fits a layout.
+        let layout = Layout::from_size_align(size_of::<DictObj>() + entries, align_of::<DictObj>())
+            .expect("a charged dict fits a layout");
+        let block = self.bump.alloc_layout(layout);
+        // SAFETY: the block has room for the object (aligned for it, and
+        // the entries, whose alignment is at most the object's) followed by
+        // `n` entries, which the map owns; the arena keeps it for `'h`.
+        unsafe {
+            let obj = block.cast::<DictObj<'h>>();
+            let map = DictMap::over(*self, block.add(size_of::<DictObj>()), n);
+            obj.as_ptr().write(DictObj::new(map));
+            Ok(&*obj.as_ptr())
+        }
     }
 
     /// A dict over `map`, whose storage is already charged.

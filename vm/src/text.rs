@@ -140,6 +140,40 @@ pub fn lossy_len(s: &[u8]) -> usize {
 /// few bytes apart, and a call of `memchr` costs more than those bytes.
 const NEAR_BYTES: usize = 32;
 
+/// Copies `n` bytes from `src` to `dst`: at most 16 with two overlapping
+/// word moves each way (or three byte moves), longer ones by `memcpy`. Most
+/// texts a program joins are a few bytes, and a `memcpy` call costs more
+/// than the copy.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `n` bytes, and
+/// the two ranges must not overlap.
+#[inline(always)]
+pub unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY (of each block): every access is within the first `n` bytes
+    // of `src` or `dst`, which the caller vouches for.
+    unsafe {
+        if n > 16 {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        } else if n >= 8 {
+            let a = src.cast::<u64>().read_unaligned();
+            let b = src.add(n - 8).cast::<u64>().read_unaligned();
+            dst.cast::<u64>().write_unaligned(a);
+            dst.add(n - 8).cast::<u64>().write_unaligned(b);
+        } else if n >= 4 {
+            let a = src.cast::<u32>().read_unaligned();
+            let b = src.add(n - 4).cast::<u32>().read_unaligned();
+            dst.cast::<u32>().write_unaligned(a);
+            dst.add(n - 4).cast::<u32>().write_unaligned(b);
+        } else if n > 0 {
+            let (a, b, c) = (*src, *src.add(n / 2), *src.add(n - 1));
+            *dst = a;
+            *dst.add(n / 2) = b;
+            *dst.add(n - 1) = c;
+        }
+    }
+}
+
 /// The first `b` in `hay`: the first [`NEAR_BYTES`] are scanned a word at
 /// a time, the rest by `memchr`.
 #[inline]
@@ -380,6 +414,18 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    #[test]
+    fn copy_short_copies_exactly_n_bytes_of_every_length() {
+        let src: Vec<u8> = (1..=40).collect();
+        for n in 0..=40 {
+            let mut dst = [0u8; 48];
+            // SAFETY: both buffers hold at least `n` bytes and are distinct.
+            unsafe { copy_short(src.as_ptr(), dst.as_mut_ptr(), n) };
+            assert_eq!(&dst[..n], &src[..n], "length {n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "length {n} wrote past its end");
+        }
     }
 
     #[test]

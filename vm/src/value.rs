@@ -62,6 +62,7 @@ pub enum Value<'h> {
 const _: () = assert!(std::mem::size_of::<Value<'static>>() == 16);
 const _: () = assert!(std::mem::size_of::<Option<Value<'static>>>() == 16);
 const _: () = assert!(std::mem::size_of::<crate::error::Result<Value<'static>>>() == 16);
+const _: () = assert!(std::mem::size_of::<DictObj<'static>>() == 64);
 
 impl<'h> Value<'h> {
     /// The name `type(x)` returns.
@@ -260,7 +261,8 @@ pub struct TupleObj<'h> {
     pub items: &'h [Value<'h>],
 }
 
-/// A mutable, insertion-ordered dict.
+/// A mutable, insertion-ordered dict: one cache line (see
+/// [`DictMap`]).
 pub struct DictObj<'h> {
     pub map: RefCell<DictMap<'h>>,
     pub frozen: Cell<bool>,

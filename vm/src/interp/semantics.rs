@@ -575,27 +575,40 @@ pub(super) fn list_operand<'h>(v: Value<'h>) -> std::result::Result<&'h ListObj<
     }
 }
 
-/// `len(x)` at `site`, done in place when `f` is the builtin `len`, called
-/// with one plain argument of a kind with a length: the length. `None`:
-/// the call takes its general path (the `len` builtin, which reports the
-/// errors).
+/// `len(x)` and `str(x)` at `site`, done in place when `f` is the builtin
+/// `len` or `str`, called with one plain argument of a common kind: the
+/// length of a string, list, tuple or dict; the text of an int, or the
+/// string itself. `None`: the call takes its general path (the builtin,
+/// which also reports the errors). The results, charges and errors are
+/// the builtins' own.
 #[inline(always)]
-pub(super) fn len_in_place<'h>(
+pub(super) fn builtin_in_place<'h>(
+    heap: Heap<'h>,
     f: &'static crate::builtins::BuiltinFn,
     site: &CallSite<'_>,
     arg: Value<'h>,
-) -> Option<Value<'h>> {
-    if !std::ptr::eq(f, &crate::builtins::universe::LEN) || site.npos != 1 || !site.plain {
+) -> Option<Result<Value<'h>>> {
+    if site.npos != 1 || !site.plain {
         return None;
     }
-    let n = match arg {
-        Value::Str(s) => s.text.len(),
-        Value::List(l) => l.items.try_borrow().ok()?.len(),
-        Value::Tuple(t) => t.items.len(),
-        Value::Dict(d) => d.map.try_borrow().ok()?.len(),
-        _ => return None,
-    };
-    Some(Value::Int(n as i64))
+    if std::ptr::eq(f, &crate::builtins::universe::LEN) {
+        let n = match arg {
+            Value::Str(s) => s.text.len(),
+            Value::List(l) => l.items.try_borrow().ok()?.len(),
+            Value::Tuple(t) => t.items.len(),
+            Value::Dict(d) => d.map.try_borrow().ok()?.len(),
+            _ => return None,
+        };
+        return Some(Ok(Value::Int(n as i64)));
+    }
+    if std::ptr::eq(f, &crate::builtins::universe::STR) {
+        return match arg {
+            Value::Int(i) => Some(heap.str(itoa::Buffer::new().format(i))),
+            Value::Str(_) => Some(Ok(arg)),
+            _ => None,
+        };
+    }
+    None
 }
 
 /// The list `xs` of a call `xs.append(x)` at `site` that is done in place:
