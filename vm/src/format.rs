@@ -927,8 +927,8 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
 /// The longest text [`ShortText`] holds.
 const SHORT_TEXT: usize = 256;
 
-/// A short text written on the stack (by [`percent_short`] and `format`'s
-/// short path), then copied into the heap once: the strings and ints of a
+/// A short text written on the stack (by `format`'s short path), then
+/// copied into the heap once: the strings and ints of a
 /// template's fields. Every write fails (`None`) once the text would be
 /// longer than [`SHORT_TEXT`] bytes, and the caller takes its general path.
 ///
@@ -996,44 +996,96 @@ impl ShortText {
     }
 
     /// The text as a string value: the template's `template_len` bytes and
-    /// the strings copied charged as work, the text to the heap.
+    /// the strings copied charged as work (as [`percent_short`] charges),
+    /// the text to the heap.
     pub(crate) fn finish<'h>(&self, heap: Heap<'h>, template_len: usize) -> Result<Value<'h>> {
         heap.budget.charge_bytes(template_len + self.copied)?;
         heap.str(self.text())
     }
 }
 
+/// Conversions [`percent_short`] takes at most.
+const SHORT_ARGS: usize = 8;
+/// Pieces (literal runs, `%%`, values) [`percent_short`] takes at most.
+const SHORT_PARTS: usize = 24;
+
 /// The commonest interpolations (`"user%d" % i`, `"%s: %d" % (k, n)`):
-/// only `%s`, `%d` and `%%`, of strings and ints (`%d` of ints only), in a
-/// [`ShortText`]. The text is the one [`percent_into`] writes. `None` for
-/// everything else, errors included: [`percent_into`] decides.
+/// only `%s`, `%d` and `%%`, of strings and ints (`%d` of ints only), at
+/// most [`SHORT_ARGS`] of them and [`SHORT_TEXT`] bytes of text. The
+/// pieces of the text (literal runs of the format, the texts of the
+/// values) are noted, then copied once, straight into the new string. The
+/// text is the one [`percent_into`] writes, charged as [`ShortText`]
+/// charges. `None` for everything else, errors included: [`percent_into`]
+/// decides.
 #[inline]
 fn percent_short<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Option<Result<Value<'h>>> {
     let items = match &args {
         Value::Tuple(t) => t.items,
         a => std::slice::from_ref(a),
     };
-    let mut text = ShortText::new();
+    if items.len() > SHORT_ARGS {
+        return None;
+    }
+    let mut ints = [itoa::Buffer::new(); SHORT_ARGS];
+    let mut ints = ints.iter_mut();
+    let mut parts: [std::mem::MaybeUninit<&[u8]>; SHORT_PARTS] =
+        [std::mem::MaybeUninit::uninit(); SHORT_PARTS];
+    let mut m = 0;
+    let mut len = 0usize;
+    let mut copied = 0usize;
     let mut k = 0;
     let mut rest = format;
-    while let Some(j) = crate::text::find_byte(b'%', rest) {
-        text.push(&rest[..j])?;
+    macro_rules! part {
+        ($b:expr) => {{
+            let b: &[u8] = $b;
+            *parts.get_mut(m)? = std::mem::MaybeUninit::new(b);
+            m += 1;
+            len += b.len();
+        }};
+    }
+    loop {
+        // Formats are short: a byte loop finds a `%` in the first few
+        // bytes for less than a call.
+        let found = if rest.len() <= 16 {
+            rest.iter().position(|&c| c == b'%')
+        } else {
+            crate::text::find_byte(b'%', rest)
+        };
+        let Some(j) = found else {
+            break;
+        };
+        if j > 0 {
+            part!(&rest[..j]);
+        }
         let conv = *rest.get(j + 1)?;
         rest = &rest[j + 2..];
         match (conv, items.get(k)) {
-            (b'%', _) => text.push(b"%")?,
-            (b'd', Some(&v @ Value::Int(_))) | (b's', Some(&v)) => {
-                text.push_value(v)?;
+            (b'%', _) => part!(b"%"),
+            (b'd' | b's', Some(&Value::Int(i))) => {
+                part!(ints.next()?.format(i).as_bytes());
+                k += 1;
+            }
+            (b's', Some(&Value::Str(s))) => {
+                copied += s.text.len();
+                part!(s.text);
                 k += 1;
             }
             _ => return None,
         }
     }
-    text.push(rest)?;
-    if k != items.len() {
+    if !rest.is_empty() {
+        part!(rest);
+    }
+    if k != items.len() || len > SHORT_TEXT {
         return None;
     }
-    Some(text.finish(heap, format.len()))
+    // SAFETY: the first `m` parts were written above.
+    let parts = unsafe { std::slice::from_raw_parts(parts.as_ptr().cast::<&[u8]>(), m) };
+    Some(
+        heap.budget
+            .charge_bytes(format.len() + copied)
+            .and_then(|()| heap.str_of_parts(parts)),
+    )
 }
 
 /// [`percent`], with `out` to write the text in before it is copied into
