@@ -183,7 +183,10 @@ impl<'h> Thread<'h> {
         self.reentry += 1;
         let stop = self.frames.len() - 1;
         self.frames[stop].entry = true;
-        let r = self.run(stop);
+        let r = match self.run_entry_fast(stop) {
+            Some(r) => r.map_err(|e| self.attribute_first(e, stop)),
+            None => self.run(stop),
+        };
         self.reentry -= 1;
         if r.is_err() {
             // The execution fails as a whole; just clear the recursion
@@ -196,6 +199,69 @@ impl<'h> Thread<'h> {
             }
         }
         r
+    }
+
+    /// The frame `stop` (on top, entered from Rust: a key function of
+    /// `sorted`, a callback of a builtin) run in the fast path alone when
+    /// it returns there, as most short functions do: its result, with the
+    /// `return` done here as the general loop does it (charged a step,
+    /// the frame popped). `None` when the fast path stopped anywhere else:
+    /// the frames are left where it stopped, for [`Thread::run`] to go on
+    /// from. Errors are reported as the general loop reports them. This
+    /// saves the general loop's set-up on every call of a small callback.
+    fn run_entry_fast(&mut self, stop: usize) -> Option<Result<Value<'h>>> {
+        if cfg!(feature = "no-fast-path") {
+            return None;
+        }
+        let (code, base, pc) = {
+            let f = &self.frames[stop];
+            (f.code, f.base, f.pc)
+        };
+        let st = LoopState {
+            code,
+            // SAFETY: a frame's saved `pc` is within its code.
+            ip: unsafe { code.instrs.as_ptr().add(pc) },
+            // SAFETY: the stack holds the registers of every frame on it.
+            regs: unsafe { self.stack.as_mut_ptr().add(base) },
+            fuel: self.budget.take_fuel() as i64,
+        };
+        let (st, r) = self.run_fast(st);
+        // SAFETY: `st.ip` points into (or one past an instruction of)
+        // `st.code.instrs`.
+        let at = unsafe { st.ip.offset_from(st.code.instrs.as_ptr()) } as usize;
+        if let Some(f) = self.frames.last_mut() {
+            f.pc = at;
+        }
+        if let Err(e) = r {
+            // Failed in the instruction before `at`, which is charged.
+            self.budget.put_fuel(st.fuel as u64);
+            return Some(Err(e.at(st.code.positions[at - 1])));
+        }
+        // Handed back at `at`: not run, not charged.
+        let src = match *unsafe { &*st.ip } {
+            Instr::Return { src } if self.frames.len() == stop + 1 => src,
+            _ => {
+                self.budget.put_fuel(st.fuel as u64);
+                return None;
+            }
+        };
+        let mut fuel = st.fuel - 1;
+        if fuel < 0 {
+            match self.budget.draw_steps() {
+                Ok(f) => fuel = f as i64 - 1,
+                Err(e) => {
+                    self.budget.put_fuel(0);
+                    self.frames[stop].pc = at + 1;
+                    return Some(Err(e.at(st.code.positions[at])));
+                }
+            }
+        }
+        let v = *operand_ref!(st.code, st.regs, src);
+        let fr = self.frames.pop()?;
+        fr.code.active.set(false);
+        self.release_iters(fr.iters);
+        self.budget.put_fuel(fuel as u64);
+        Some(Ok(v))
     }
 
     /// Enters `func` on the quickest path ([`Code::fast_arity`], which the
@@ -385,6 +451,32 @@ impl<'h> Thread<'h> {
         positional: &[Value<'h>],
     ) -> Result<bool> {
         let code = func.code;
+        let n = positional.len();
+        if code.fast_arity as usize == n && !code.active.get() && self.frames.len() < MAX_FRAMES {
+            // As `push_fast_frame` enters it: the arguments in the first
+            // registers, the other locals reset (the compiler writes every
+            // temporary before reading it), no cells to make.
+            let nregs = code.nregs as usize;
+            if self.stack.len() < base + nregs {
+                self.stack.resize(base + nregs, Value::Unbound);
+            }
+            self.stack[base..base + n].copy_from_slice(positional);
+            let nlocals = code.local_names.len().min(nregs);
+            if n < nlocals {
+                self.stack[base + n..base + nlocals].fill(Value::Unbound);
+            }
+            code.active.set(true);
+            self.frames.push(Frame {
+                code,
+                func: Some(func),
+                pc: 0,
+                base,
+                ret: 0,
+                iters: self.iters.len(),
+                entry: false,
+            });
+            return Ok(true);
+        }
         let p = &code.params;
         if p.has_args
             || p.has_kwargs

@@ -342,6 +342,37 @@ def main():
         steps: 32,
         outcome: r#"[-3,"9223372036854775808",-1.5,false,true]"#,
     },
+    Case {
+        name: "callbacks_from_builtins",
+        src: r#"def score(r):
+    return r["s"] * 2
+
+def slow(r):
+    t = 0
+    for c in r["n"].elems():
+        t += len(c)
+    return t
+
+def main():
+    rows = [{"s": 3, "n": "ab"}, {"s": 1, "n": "c"}, {"s": 2, "n": "def"}]
+    a = sorted(rows, key=lambda r: r["s"])
+    b = sorted(rows, key=score, reverse=True)
+    c = sorted(rows, key=slow)
+    d = sorted(rows, key=lambda r: (-r["s"], sorted([r["n"], "b"], key=lambda x: len(x))[0]))
+    return [[r["s"] for r in x] for x in [a, b, c, d]] + [max(rows, key=score)["n"], min(rows, key=lambda r: r["n"])["s"]]
+"#,
+        steps: 274,
+        outcome: r#"[[1,2,3],[3,2,1],[1,3,2],[3,2,1],"ab",3]"#,
+    },
+    Case {
+        name: "callback_error",
+        src: r#"def main():
+    rows = [{"s": 3}, {"s": 1}, {"t": 2}]
+    return sorted(rows, key=lambda r: r["s"])
+"#,
+        steps: 25,
+        outcome: r#"error: invalid program: <codemode>:3:40: key "s" not in dict"#,
+    },
 ];
 
 #[test]
