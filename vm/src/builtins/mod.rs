@@ -152,6 +152,12 @@ pub fn methods_of(v: Value<'_>) -> &'static [BuiltinFn] {
 }
 
 /// The method `name` of values like `v`, if there is one.
+///
+/// Every method is a leaf: it never runs Starlark code and never touches
+/// the thread's frames or value stack (the fast path relies on this to
+/// pass a method its arguments in place; a debug build checks it on every
+/// call). A method that must call back into Starlark has to take the
+/// general call path instead.
 pub fn method(v: Value<'_>, name: &str) -> Option<&'static BuiltinFn> {
     let methods = methods_of(v);
     methods

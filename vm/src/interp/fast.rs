@@ -493,12 +493,23 @@ impl<'h> Thread<'h> {
                         std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                     }) {
                         reg!(dst) = v;
-                    } else if site.plain && site.npos as usize <= MAX_FAST_ARGS {
-                        // Other builtin methods with a few plain arguments.
+                    } else if site.plain {
+                        // Other builtin methods with plain arguments. No
+                        // method runs Starlark or touches the frames or the
+                        // stack (they are leaves: see `builtins::method`),
+                        // so the arguments are read where they are, and the
+                        // loop's state (its steps, its registers) stays
+                        // valid across the call.
                         let Some(m) = super::site_method(site, recv) else {
                             bail!()
                         };
-                        reg!(dst) = tri!(call_out!(m, Some(recv), b, site.npos as usize));
+                        // SAFETY: `verify` proved the arguments
+                        // `r[b+1..b+1+npos]` in range; nothing writes the
+                        // registers while the method runs.
+                        let args = unsafe {
+                            std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
+                        };
+                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args));
                     } else {
                         bail!()
                     }
@@ -593,6 +604,27 @@ impl<'h> Thread<'h> {
 }
 
 impl<'h> Thread<'h> {
+    /// Calls the builtin method `m` of `recv`, a leaf (see the
+    /// `CallMethod` arm of the fast path).
+    #[inline(never)]
+    fn call_method_leaf(
+        &mut self,
+        m: &'static crate::builtins::BuiltinFn,
+        recv: Value<'h>,
+        args: &[Value<'h>],
+    ) -> Result<Value<'h>> {
+        #[cfg(debug_assertions)]
+        let (frames, stack) = (self.frames.len(), self.stack.as_ptr());
+        let r = self.call_builtin(m, Some(recv), args, &[]);
+        #[cfg(debug_assertions)]
+        debug_assert!(
+            frames == self.frames.len() && std::ptr::eq(stack, self.stack.as_ptr()),
+            "method {} is not a leaf",
+            m.name
+        );
+        r
+    }
+
     #[cold]
     #[inline(never)]
     fn call_builtin_cold(
