@@ -9,13 +9,13 @@
 
 use crate::budget::Budget;
 use crate::error::{Error, LimitKind, Result};
-use std::alloc::Layout;
-use std::marker::PhantomData;
-use std::ptr::NonNull;
 use crate::heap::Heap;
 use crate::ops;
 use crate::value::{StrObj, Value};
+use std::alloc::Layout;
+use std::marker::PhantomData;
 use std::mem::size_of;
+use std::ptr::NonNull;
 
 /// Tables up to this many entries have no index.
 const LINEAR_MAX: usize = 8;
@@ -25,7 +25,8 @@ const EMPTY: u32 = u32::MAX;
 const PASS_NS_PER_SLOT: u128 = 4;
 
 // `Heap::dict` places the entries right after the dict object.
-const _: () = assert!(std::mem::align_of::<Entry>() <= std::mem::align_of::<crate::value::DictObj>());
+const _: () =
+    assert!(std::mem::align_of::<Entry>() <= std::mem::align_of::<crate::value::DictObj>());
 
 #[derive(Clone, Copy)]
 struct Entry<'h> {
@@ -431,7 +432,11 @@ impl<'h> DictMap<'h> {
             // SAFETY: the new block has room for `new_cap > len` entries
             // and is distinct from the old one, whose `len` are written.
             unsafe {
-                std::ptr::copy_nonoverlapping(self.entries.as_ptr(), block.as_ptr(), self.len as usize)
+                std::ptr::copy_nonoverlapping(
+                    self.entries.as_ptr(),
+                    block.as_ptr(),
+                    self.len as usize,
+                )
             };
             self.entries = block;
             self.cap = new_cap as u32;

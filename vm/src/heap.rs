@@ -12,8 +12,8 @@ use crate::value::*;
 use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use num_bigint::BigInt;
-use std::cell::{Cell, RefCell};
 use std::alloc::Layout;
+use std::cell::{Cell, RefCell};
 use std::mem::{align_of, size_of};
 
 /// What text of `len` bytes takes in the arena: objects are 8-byte
@@ -58,9 +58,7 @@ impl<'h> Heap<'h> {
     /// [`Heap::str`] of the whole text.
     #[inline]
     pub fn str_of_parts(&self, parts: &[&[u8]]) -> Result<Value<'h>> {
-        let len = parts
-            .iter()
-            .fold(0usize, |n, p| n.saturating_add(p.len()));
+        let len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
         self.charge(text_bytes(len).saturating_add(size_of::<StrObj>()))?;
         Ok(self.str_block(parts, len))
     }

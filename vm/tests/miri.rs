@@ -4,7 +4,9 @@
 //! pushed and popped by both loops (arguments copied into the callee's
 //! registers), the register stack reallocated while a builtin calls back
 //! into Starlark, lists appended in place, comparisons fused with their
-//! jumps, range and list loops — each with its exact result.
+//! jumps, range and list loops, methods given their arguments in place,
+//! dict tables and strings built in one block with their object (grown,
+//! compacted, copied) — each with its exact result.
 //!
 //! Run under Miri (a few minutes; see `docs/architecture.md`, "Miri"):
 //!
@@ -188,4 +190,58 @@ def main():
         run(src),
         r#"[["100=0|t0","101=1|t1","102=2|t2"],12,1,["0|t0","10|t1"],"1|t2"]"#
     );
+}
+
+/// A host whose every capability returns rows of one shape (a list of
+/// maps with the same keys), which the conversion builds by copying the
+/// first row's table.
+struct RowsHost;
+
+impl Host for RowsHost {
+    type Error = String;
+    fn call(&self, _call: HostCall<'_>) -> Result<Data, String> {
+        let row = |i: i64| {
+            Data::Map(
+                ["id", "name", "a", "b", "c", "d", "e", "f", "g", "h"]
+                    .iter()
+                    .map(|k| (k.to_string(), Data::Int(i)))
+                    .collect(),
+            )
+        };
+        Ok(Data::List((0..3).map(row).collect()))
+    }
+}
+
+#[test]
+fn dict_tables_grow_shrink_and_copy() {
+    // Tables past the linear size (an index), grown past their first
+    // block, emptied by removals (a compaction), cleared and refilled,
+    // copied, and rows of host data built from one table's copy.
+    let src = r#"
+def main():
+    d = {"k0": 0}
+    for i in range(1, 40):
+        d["k%d" % i] = i
+    for i in range(0, 40, 3):
+        d.pop("k%d" % i)
+    for i in range(0, 30):
+        if "k%d" % i in d:
+            d.pop("k%d" % i)
+    first = d.popitem()
+    e = dict(d)
+    e.update({"x": 1, "y": 2})
+    e.setdefault("z", 3)
+    d.clear()
+    d["again"] = 1
+    rows = records.rows(n = 1)
+    rows[1]["name"] = "changed"
+    return [first, len(e), sorted(e.keys())[:3], d, [r["id"] for r in rows], rows[1]["name"], rows[2]["h"], len(rows[0])]
+"#;
+    match execute(src, &["records.rows"], &RowsHost, &Limits::default(), None) {
+        Ok(d) => assert_eq!(
+            d.to_json_string(),
+            r#"[["k31",31],8,["k32","k34","k35"],{"again":1},[0,1,2],"changed",2,10]"#
+        ),
+        Err(e) => panic!("unexpected error {e:?}"),
+    }
 }

@@ -520,12 +520,15 @@ impl<'h> Thread<'h> {
                     let func = match reg!(b) {
                         Value::Function(func) => func,
                         Value::Builtin(f) if site.plain && site.npos as usize <= MAX_FAST_ARGS => {
-                            reg!(dst) = tri!(
-                                match sem::builtin_in_place(heap, f, site, reg!(b as usize + 1)) {
-                                    Some(r) => r,
-                                    None => call_out!(f, None, b, site.npos as usize),
-                                }
-                            );
+                            reg!(dst) = tri!(match sem::builtin_in_place(
+                                heap,
+                                f,
+                                site,
+                                reg!(b as usize + 1)
+                            ) {
+                                Some(r) => r,
+                                None => call_out!(f, None, b, site.npos as usize),
+                            });
                             // SAFETY: as at the end of the loop.
                             ip = unsafe { ip.add(1) };
                             charged!()
