@@ -802,13 +802,27 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 let known_new = distinct_str_literals(entries);
                 for ent in entries.iter() {
                     let mark = self.next_reg;
-                    let k = self.operand_reg(ent.key)?;
-                    let v = self.operand_reg(ent.value)?;
-                    let (dict, key, src) = (dst, k, v);
-                    let set = if known_new {
-                        Instr::DictPushNew { dict, key, src }
+                    // Distinct string literals are constants, named by the
+                    // instruction itself.
+                    let literal = if known_new {
+                        self.const_of(ent.key)?
                     } else {
-                        Instr::DictSetUnique { dict, key, src }
+                        None
+                    };
+                    let set = match literal {
+                        Some(k) => {
+                            let src = self.operand_reg(ent.value)?;
+                            Instr::DictPushNew { dict: dst, k, src }
+                        }
+                        None => {
+                            let key = self.operand_reg(ent.key)?;
+                            let src = self.operand_reg(ent.value)?;
+                            Instr::DictSetUnique {
+                                dict: dst,
+                                key,
+                                src,
+                            }
+                        }
                     };
                     self.emit(set, ent.colon)?;
                     self.next_reg = mark;

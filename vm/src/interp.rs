@@ -1457,9 +1457,9 @@ impl<'h> Thread<'h> {
                     let d = or_fail!(sem::dict_operand(reg!(dict)));
                     tri!(sem::dict_set_unique(d, reg!(key), reg!(src), budget));
                 }
-                Instr::DictPushNew { dict, key, src } => {
+                Instr::DictPushNew { dict, k, src } => {
                     let d = or_fail!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_push_new(d, reg!(key), reg!(src)));
+                    tri!(sem::dict_push_new(d, konst!(k), reg!(src)));
                 }
                 Instr::ListAppend { list, src } => {
                     let l = or_fail!(sem::list_operand(reg!(list)));

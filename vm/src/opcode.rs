@@ -359,12 +359,13 @@ pub enum Instr {
         key: Reg,
         src: Reg,
     },
-    /// `r[dict][r[key]] = r[src]` for a key the compiler proved new: a
-    /// display whose keys are distinct string literals. Its effect is
-    /// `DictSetUnique`'s without the search for the key.
+    /// `r[dict][consts[k]] = r[src]` for a key the compiler proved new: a
+    /// display whose keys are distinct string literals, each the constant
+    /// `k` (no instruction loads it). Its effect is `DictSetUnique`'s
+    /// without the search for the key.
     DictPushNew {
         dict: Reg,
-        key: Reg,
+        k: u16,
         src: Reg,
     },
     /// `r[list].append(r[src])` (comprehensions).
@@ -725,7 +726,9 @@ impl Code<'_> {
             MakeTuple { dst, base, n } => format!("maketuple r{dst} = r{base}..+{n}"),
             MakeDict { dst, n } => format!("makedict r{dst} = {{}} (room {n})"),
             DictSetUnique { dict, key, src } => format!("dictsetunique r{dict}[r{key}] = r{src}"),
-            DictPushNew { dict, key, src } => format!("dictpushnew r{dict}[r{key}] = r{src}"),
+            DictPushNew { dict, k, src } => {
+                format!("dictpushnew r{dict}[{}] = r{src}", self.konst(*k as usize))
+            }
             ListAppend { list, src } => format!("listappend r{list} += r{src}"),
             DictSet { dict, key, src } => format!("dictset r{dict}[r{key}] = r{src}"),
             MakeFunction { dst, func, base } => format!(

@@ -207,11 +207,14 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 range(pc, base, n as usize)?;
             }
             MakeDict { dst, .. } => reg(pc, dst)?,
-            DictSetUnique { dict, key, src }
-            | DictPushNew { dict, key, src }
-            | DictSet { dict, key, src } => {
+            DictSetUnique { dict, key, src } | DictSet { dict, key, src } => {
                 reg(pc, dict)?;
                 reg(pc, key)?;
+                reg(pc, src)?;
+            }
+            DictPushNew { dict, k, src } => {
+                reg(pc, dict)?;
+                konst(pc, k)?;
                 reg(pc, src)?;
             }
             ListAppend { list, src } => {

@@ -149,7 +149,7 @@ const CASES: &[Case] = &[
         t += xs[-1] + d["a"]
     return [t, d, xs, "abc"[1], (1, 2)[-1]]
 "#,
-        steps: 78,
+        steps: 77,
         outcome: r#"[95,{"a":1,"0":0,"1":1,"2":2},[10,21,32],"b",2]"#,
     },
     Case {
@@ -161,7 +161,7 @@ const CASES: &[Case] = &[
         t += d[k]
     return t
 "#,
-        steps: 18,
+        steps: 17,
         outcome: r#"error: invalid program: <codemode>:5:15: key "b" not in dict"#,
     },
     Case {
@@ -184,7 +184,7 @@ const CASES: &[Case] = &[
         d[k] = 3
     return d
 "#,
-        steps: 15,
+        steps: 13,
         outcome: "error: invalid program: <codemode>:4:10: cannot insert into hash table during iteration",
     },
     Case {
@@ -205,7 +205,7 @@ def main():
     e = {"a": 1, "b": 2}
     return [xs, d, e, [k for k in e], [v for v in (1, 2)]]
 "#,
-        steps: 93,
+        steps: 91,
         outcome: r#"[[0,4,16],{"0":0,"1":1,"2":2},{"a":1,"b":2},["a","b"],[1,2]]"#,
     },
     Case {
@@ -361,7 +361,7 @@ def main():
     d = sorted(rows, key=lambda r: (-r["s"], sorted([r["n"], "b"], key=lambda x: len(x))[0]))
     return [[r["s"] for r in x] for x in [a, b, c, d]] + [max(rows, key=score)["n"], min(rows, key=lambda r: r["n"])["s"]]
 "#,
-        steps: 274,
+        steps: 268,
         outcome: r#"[[1,2,3],[3,2,1],[1,3,2],[3,2,1],"ab",3]"#,
     },
     Case {
@@ -370,7 +370,7 @@ def main():
     rows = [{"s": 3}, {"s": 1}, {"t": 2}]
     return sorted(rows, key=lambda r: r["s"])
 "#,
-        steps: 25,
+        steps: 22,
         outcome: r#"error: invalid program: <codemode>:3:40: key "s" not in dict"#,
     },
 ];

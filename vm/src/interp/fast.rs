@@ -471,9 +471,11 @@ impl<'h> Thread<'h> {
                         reg!(b as usize + k) = x;
                     }
                 }
-                Instr::DictPushNew { dict, key, src } => {
+                Instr::DictPushNew { dict, k, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_push_new(d, reg!(key), reg!(src)));
+                    // SAFETY: `verify` proved every constant index in range.
+                    let key = *unsafe { code.consts.get_unchecked(k as usize) };
+                    tri!(sem::dict_push_new(d, key, reg!(src)));
                 }
                 Instr::DictSet { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
