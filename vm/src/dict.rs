@@ -201,7 +201,7 @@ impl<'h> DictMap<'h> {
             }
             return None;
         }
-        let mask = (self.index_len as usize) - 1;
+        let mask = self.index_len as usize - 1;
         let mut slot = hash as usize & mask;
         loop {
             let pos = self.index()[slot];
@@ -246,7 +246,7 @@ impl<'h> DictMap<'h> {
             }
             return Ok(None);
         }
-        let mask = (self.index_len as usize) - 1;
+        let mask = self.index_len as usize - 1;
         let mut slot = hash as usize & mask;
         loop {
             let pos = self.index()[slot];
@@ -282,7 +282,7 @@ impl<'h> DictMap<'h> {
             // A loop of its own: `Iterator::position` is not inlined into
             // the dispatch loops.
             let mut i = 0;
-            while i < (self.len as usize) {
+            while i < self.entries().len() {
                 if hit(&self.entries()[i]) {
                     return Some(i);
                 }
@@ -290,7 +290,7 @@ impl<'h> DictMap<'h> {
             }
             return None;
         }
-        let mask = (self.index_len as usize) - 1;
+        let mask = self.index_len as usize - 1;
         let mut slot = hash as usize & mask;
         loop {
             let pos = *self.index().get(slot)?;
@@ -345,7 +345,7 @@ impl<'h> DictMap<'h> {
     #[inline(always)]
     fn position(&self, key: Value<'h>) -> Result<Option<usize>> {
         match key {
-            Value::Str(k) if (self.index_len == 0) => {
+            Value::Str(k) if self.index_len == 0 => {
                 if k.hash.get() != 0 {
                     // Hashed already (a constant, a key read from a dict):
                     // the kept hashes rule out the other entries.
@@ -398,7 +398,7 @@ impl<'h> DictMap<'h> {
     pub fn push_new_hashed_str(&mut self, k: &'h StrObj<'h>, value: Value<'h>) -> bool {
         let h = k.hash.get();
         let n = self.len as usize;
-        if h == 0 || n == (self.cap as usize) || n >= LINEAR_MAX {
+        if h == 0 || n == self.cap as usize || n >= LINEAR_MAX {
             return false;
         }
         self.push_entry(Entry {
@@ -421,7 +421,7 @@ impl<'h> DictMap<'h> {
     /// Adds an entry for a key not present.
     #[inline(always)]
     fn push(&mut self, key: Value<'h>, value: Value<'h>, hash: u32) -> Result<()> {
-        if (self.len as usize) == (self.cap as usize) {
+        if self.len == self.cap {
             // The whole new block is charged: the arena keeps the old one
             // when it cannot grow it in place.
             let extra = (self.cap as usize).max(4);
@@ -449,8 +449,8 @@ impl<'h> DictMap<'h> {
             live: true,
         });
         self.live += 1;
-        if (self.len as usize) > LINEAR_MAX {
-            if (self.len as usize) * 2 > (self.index_len as usize) {
+        if self.entries().len() > LINEAR_MAX {
+            if self.entries().len() * 2 > self.index().len() {
                 self.rebuild_index()?;
             } else {
                 self.index_insert(pos, hash);
@@ -553,7 +553,7 @@ impl<'h> DictMap<'h> {
     }
 
     fn index_insert(&mut self, pos: usize, hash: u32) {
-        let mask = (self.index_len as usize) - 1;
+        let mask = self.index_len as usize - 1;
         let mut slot = hash as usize & mask;
         while self.index()[slot] != EMPTY {
             slot = (slot + 1) & mask;
@@ -576,15 +576,15 @@ impl<'h> DictMap<'h> {
     /// Builds the index anew over the live entries, twice their number of
     /// slots (one uninterruptible pass: see [`DictMap::admit_pass`]).
     fn rebuild_index(&mut self) -> Result<()> {
-        let size = ((self.len as usize) * 2).next_power_of_two().max(16);
-        self.admit_pass((self.len as usize) + size)?;
+        let size = (self.entries().len() * 2).next_power_of_two().max(16);
+        self.admit_pass(self.entries().len() + size)?;
         self.heap.charge(size * size_of::<u32>())?;
         let index = self.block::<u32>(size)?;
         // SAFETY: the block has room for `size` slots, all written here.
         unsafe { std::slice::from_raw_parts_mut(index.as_ptr(), size).fill(EMPTY) };
         self.index = index;
         self.index_len = size as u32;
-        for i in 0..(self.len as usize) {
+        for i in 0..self.entries().len() {
             if self.entries()[i].live {
                 let hash = self.entries()[i].hash;
                 self.index_insert(i, hash);
@@ -596,7 +596,7 @@ impl<'h> DictMap<'h> {
     /// Squeezes out the dead entries. One uninterruptible pass over the
     /// table: admitted only when it can end before the deadline.
     fn compact(&mut self) -> Result<()> {
-        self.admit_pass((self.len as usize) + (self.index_len as usize))?;
+        self.admit_pass(self.entries().len() + self.index().len())?;
         let mut kept = 0;
         for i in 0..self.len as usize {
             let e = self.entries()[i];
@@ -606,7 +606,7 @@ impl<'h> DictMap<'h> {
             }
         }
         self.len = kept as u32;
-        if (self.len as usize) > LINEAR_MAX {
+        if self.entries().len() > LINEAR_MAX {
             self.rebuild_index()
         } else {
             self.index_len = 0;

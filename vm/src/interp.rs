@@ -283,12 +283,7 @@ impl<'h> Thread<'h> {
         new_base: usize,
         ret: Reg,
     ) {
-        let callee = func.code;
         let n = n as usize;
-        let nregs = callee.nregs as usize;
-        // Only locals are reset: the compiler writes every temporary before
-        // reading it.
-        let nlocals = callee.local_names.len().min(nregs);
         // SAFETY: by the contract above, and `n == fast_arity <= nregs`
         // (`verify` checks the latter).
         unsafe {
@@ -311,6 +306,32 @@ impl<'h> Thread<'h> {
                 }
                 _ => std::ptr::copy_nonoverlapping(from, to, n),
             }
+            self.enter_fast_frame(func, n, new_base, ret);
+        }
+    }
+
+    /// The rest of entering `func` on the quickest path, its `n` arguments
+    /// already in its first registers at `base`: resets its other locals
+    /// (the compiler writes every temporary before reading it) and pushes
+    /// its frame.
+    ///
+    /// # Safety
+    ///
+    /// `self.stack` holds at least `base + func.code.nregs` values, and
+    /// `n == func.code.fast_arity`.
+    #[inline(always)]
+    unsafe fn enter_fast_frame(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        n: usize,
+        base: usize,
+        ret: Reg,
+    ) {
+        let callee = func.code;
+        let nlocals = callee.local_names.len().min(callee.nregs as usize);
+        // SAFETY: by the contract above, locals are below `nregs`.
+        unsafe {
+            let to = self.stack.as_mut_ptr().add(base);
             let mut i = n;
             while i < nlocals {
                 to.add(i).write(Value::Unbound);
@@ -322,7 +343,7 @@ impl<'h> Thread<'h> {
             code: callee,
             func: Some(func),
             pc: 0,
-            base: new_base,
+            base,
             ret,
             iters: self.iters.len(),
             entry: false,
@@ -461,20 +482,9 @@ impl<'h> Thread<'h> {
                 self.stack.resize(base + nregs, Value::Unbound);
             }
             self.stack[base..base + n].copy_from_slice(positional);
-            let nlocals = code.local_names.len().min(nregs);
-            if n < nlocals {
-                self.stack[base + n..base + nlocals].fill(Value::Unbound);
-            }
-            code.active.set(true);
-            self.frames.push(Frame {
-                code,
-                func: Some(func),
-                pc: 0,
-                base,
-                ret: 0,
-                iters: self.iters.len(),
-                entry: false,
-            });
+            // SAFETY: the stack holds the callee's registers (made so
+            // above), and `n` is its fast arity.
+            unsafe { self.enter_fast_frame(func, n, base, 0) };
             return Ok(true);
         }
         let p = &code.params;

@@ -909,25 +909,13 @@ fn split_byte<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
     if s.len() <= SHORT_SPLIT {
         return split_byte_short(th, s, sep);
     }
-    let heap = th.heap;
     let mut n = 1usize;
     for window in s.chunks(crate::budget::WORK_CHECK_BYTES) {
         th.budget.charge_bytes(window.len())?;
         n += memchr::memchr_iter(sep, window).count();
     }
-    heap.charge(n.saturating_mul(std::mem::size_of::<StrObj>()))?;
-    th.budget.charge_bytes(n.saturating_mul(16))?;
-    let mut out = heap.vec_with_capacity(n)?;
     let mut ends = memchr::memchr_iter(sep, s);
-    let mut start = 0;
-    let pieces: &'h [StrObj<'h>] = heap.bump.alloc_slice_fill_with(n, |_| {
-        let end = ends.next().unwrap_or(s.len());
-        let piece = StrObj::new(&s[start..end]);
-        start = end + 1;
-        piece
-    });
-    out.extend(pieces.iter().map(Value::Str));
-    heap.list_from_vec(out)
+    pieces_list(th, s, n, || ends.next())
 }
 
 /// The longest text [`split_byte_short`] splits.
@@ -937,7 +925,6 @@ const SHORT_SPLIT: usize = 255;
 /// byte loop notes where the pieces end, which costs less than a `memchr`
 /// call per piece. Charged as [`split_byte`] charges.
 fn split_byte_short<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
-    let heap = th.heap;
     th.budget.charge_bytes(s.len())?;
     // The end of every piece but the last (positions fit a byte).
     let mut ends = [0u8; SHORT_SPLIT];
@@ -948,15 +935,27 @@ fn split_byte_short<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
             cut += 1;
         }
     }
-    let n = cut + 1;
-    heap.charge(n * std::mem::size_of::<StrObj>())?;
-    th.budget.charge_bytes(n * 16)?;
+    let mut ends = ends[..cut].iter().map(|&e| usize::from(e));
+    pieces_list(th, s, cut + 1, || ends.next())
+}
+
+/// The list of the `n` pieces of `s` that end where `next_end` says (the
+/// last at the end of `s`), each after a one-byte separator: their string
+/// objects made in one block, charged a string object and 16 bytes of work
+/// each, and the list sized exactly.
+fn pieces_list<'h>(
+    th: &Thread<'h>,
+    s: &'h [u8],
+    n: usize,
+    mut next_end: impl FnMut() -> Option<usize>,
+) -> R<'h> {
+    let heap = th.heap;
+    heap.charge(n.saturating_mul(std::mem::size_of::<StrObj>()))?;
+    th.budget.charge_bytes(n.saturating_mul(16))?;
     let mut out = heap.vec_with_capacity(n)?;
     let mut start = 0;
-    let mut k = 0;
     let pieces: &'h [StrObj<'h>] = heap.bump.alloc_slice_fill_with(n, |_| {
-        let end = if k < cut { ends[k] as usize } else { s.len() };
-        k += 1;
+        let end = next_end().unwrap_or(s.len());
         let piece = StrObj::new(&s[start..end]);
         start = end + 1;
         piece

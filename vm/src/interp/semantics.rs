@@ -744,7 +744,9 @@ fn prefetch_object(v: Value<'_>) {
                 // SAFETY: a prefetch of any address is only a hint; it
                 // never faults (`wrapping_add` keeps the pointer
                 // arithmetic defined).
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64)) };
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(std::mem::size_of::<DictObj<'_>>()))
+                };
                 p
             }
             Value::List(l) => (l as *const ListObj<'_>).cast(),
