@@ -139,6 +139,8 @@ struct FnCompiler<'h, 'e> {
     consts: BumpVec<'h, Value<'h>>,
     const_index: ConstIndex<'h>,
     sites: BumpVec<'h, CallSite<'h>>,
+    /// Index sites numbered so far (see [`Code::hints`]).
+    hints: usize,
     functions: BumpVec<'h, &'h Code<'h>>,
     locals: &'h [Local<'h>],
     freevars: &'h [FreeVar<'h>],
@@ -161,6 +163,9 @@ fn distinct_str_literals(entries: &[DictEntry<'_>]) -> bool {
         matches!(&key.kind, ExprKind::Literal(Literal::String(s)) if seen.insert(*s))
     })
 }
+
+/// The most hint cells a function's code has (see [`Code::hints`]).
+const HINT_CELLS: usize = 1 << 16;
 
 fn too_large(pos: Pos) -> Error {
     Error::msg("function too large to compile").at(pos)
@@ -190,6 +195,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 table: FxHashMap::default(),
             },
             sites: BumpVec::with_capacity_in(16, bump),
+            hints: 0,
             functions: BumpVec::new_in(bump),
             locals: scope.locals,
             freevars: scope.freevars,
@@ -231,6 +237,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             positions: self.positions.into_bump_slice(),
             consts: self.consts.into_bump_slice(),
             sites: self.sites.into_bump_slice(),
+            hints: bump.alloc_slice_fill_with(self.hints.min(HINT_CELLS), |_| Cell::new(0)),
             functions: self.functions.into_bump_slice(),
             params,
             nregs: self.max_reg as u16,
@@ -244,6 +251,15 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 
     // ---- emission helpers -------------------------------------------------
+
+    /// A hint cell for a new index site: its own while there are fewer
+    /// than [`HINT_CELLS`], then shared (a hint is only a guess, checked
+    /// before use, so sharing costs speed, never correctness).
+    fn hint(&mut self) -> u16 {
+        let h = self.hints % HINT_CELLS;
+        self.hints += 1;
+        h as u16
+    }
 
     fn emit(&mut self, i: Instr, pos: Pos) -> Result<usize> {
         if self.instrs.len() >= u32::MAX as usize {
@@ -542,7 +558,16 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             ExprKind::Index { x, index, lbrack } => {
                 let xr = self.operand_reg(x)?;
                 let i = self.operand(index)?;
-                self.emit(Instr::SetIndex { x: xr, i, src: v }, *lbrack)?;
+                let hint = self.hint();
+                self.emit(
+                    Instr::SetIndex {
+                        x: xr,
+                        i,
+                        src: v,
+                        hint,
+                    },
+                    *lbrack,
+                )?;
                 Ok(())
             }
             ExprKind::Dot { x, name, dot } => {
@@ -588,10 +613,28 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 let xr = self.operand_reg(x)?;
                 let i = self.operand(index)?;
                 let cur = self.temp(op_pos)?;
-                self.emit(Instr::Index { dst: cur, x: xr, i }, *lbrack)?;
+                // The read and the write find the key at one place.
+                let hint = self.hint();
+                self.emit(
+                    Instr::Index {
+                        dst: cur,
+                        x: xr,
+                        i,
+                        hint,
+                    },
+                    *lbrack,
+                )?;
                 let r = self.operand(rhs)?;
                 self.emit(binary_instr(op, cur, cur, r, true), op_pos)?;
-                self.emit(Instr::SetIndex { x: xr, i, src: cur }, *lbrack)?;
+                self.emit(
+                    Instr::SetIndex {
+                        x: xr,
+                        i,
+                        src: cur,
+                        hint,
+                    },
+                    *lbrack,
+                )?;
                 Ok(())
             }
             ExprKind::Dot { x, name, dot } => {
@@ -886,7 +929,16 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             ExprKind::Index { x, index, lbrack } => {
                 let xr = self.operand_reg(x)?;
                 let i = self.operand(index)?;
-                self.emit(Instr::Index { dst, x: xr, i }, *lbrack)?;
+                let hint = self.hint();
+                self.emit(
+                    Instr::Index {
+                        dst,
+                        x: xr,
+                        i,
+                        hint,
+                    },
+                    *lbrack,
+                )?;
                 Ok(())
             }
             ExprKind::Slice {

@@ -13,6 +13,7 @@ use crate::heap::Heap;
 use crate::ops;
 use crate::value::{StrObj, Value};
 use std::alloc::Layout;
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::mem::size_of;
 use std::ptr::NonNull;
@@ -302,6 +303,38 @@ impl<'h> DictMap<'h> {
         }
     }
 
+    /// [`DictMap::entry_of_hashed_str`] that first looks at the entry
+    /// position `hint` names, where the key was found at this point of the
+    /// program before (records built alike hold their keys in one order),
+    /// and notes the position found otherwise. The hint is a guess: the
+    /// entry there is used only when it is live and its key is `k` itself
+    /// (the module's one object for a literal) or a string of its text.
+    #[inline(always)]
+    fn entry_of_str_hinted(&self, k: &StrObj<'h>, hint: &Cell<u32>) -> Option<usize> {
+        let at = hint.get() as usize;
+        if let Some(e) = self.entries().get(at) {
+            if e.live
+                && matches!(e.key, Value::Str(s) if std::ptr::eq(s, k)
+                    || (e.hash == k.hash.get() as u32 && s.same_text(k)))
+            {
+                return Some(at);
+            }
+        }
+        let i = self.entry_of_hashed_str(k)?;
+        hint.set(i as u32);
+        Some(i)
+    }
+
+    /// The value of the string key `k` (see
+    /// [`DictMap::entry_of_str_hinted`]; `None` leaves the lookup to
+    /// [`DictMap::get`]).
+    #[inline(always)]
+    pub fn get_str_hinted(&self, k: &StrObj<'h>, hint: &Cell<u32>) -> Option<&Value<'h>> {
+        let i = self.entry_of_str_hinted(k, hint)?;
+        // SAFETY: a position found is that of an entry (below `len`).
+        Some(unsafe { &self.entries().get_unchecked(i).value })
+    }
+
     /// The value of the string key `k` (see
     /// [`DictMap::entry_of_hashed_str`]; `None` leaves the lookup to
     /// [`DictMap::get`]).
@@ -311,14 +344,26 @@ impl<'h> DictMap<'h> {
         Some(&self.entries()[i].value)
     }
 
-    /// Sets the value of the string key `k` when it is present (see
-    /// [`DictMap::entry_of_hashed_str`]); `false` leaves the store to
+    /// Sets the value of the string key `k` when it is present, found by
+    /// [`DictMap::entry_of_str_hinted`] with `hint`, or else by
+    /// [`DictMap::entry_of_hashed_str`]; `false` leaves the store to
     /// [`DictMap::insert`].
     #[inline(always)]
-    pub fn set_hashed_str(&mut self, k: &StrObj<'h>, value: Value<'h>) -> bool {
-        match self.entry_of_hashed_str(k) {
+    pub fn set_present_str(
+        &mut self,
+        k: &StrObj<'h>,
+        value: Value<'h>,
+        hint: Option<&Cell<u32>>,
+    ) -> bool {
+        let at = match hint {
+            Some(hint) => self.entry_of_str_hinted(k, hint),
+            None => self.entry_of_hashed_str(k),
+        };
+        match at {
             Some(i) => {
-                self.entries_mut()[i].value = value;
+                // SAFETY: a position found is that of an entry (below
+                // `len`).
+                unsafe { self.entries_mut().get_unchecked_mut(i).value = value };
                 true
             }
             None => false,
@@ -612,5 +657,70 @@ impl<'h> DictMap<'h> {
             self.index_len = 0;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{Budget, Limits};
+    use bumpalo::Bump;
+    use std::time::Instant;
+
+    /// A hint is only a guess: out of range, naming another key, naming a
+    /// removed entry, or stale after the table is rebuilt, it is checked
+    /// and corrected; a key of the same text but another object is found
+    /// at the hinted entry.
+    #[test]
+    fn hints_are_checked_before_use() {
+        let bump = Bump::new();
+        let budget = Budget::new(Limits::default(), Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        let key = |t: &'static str| -> &StrObj<'_> {
+            let k = bump.alloc(StrObj::new(t.as_bytes()));
+            crate::hash::hash_in(&budget, Value::Str(k)).unwrap();
+            k
+        };
+        let (id, name, score) = (key("id"), key("name"), key("score"));
+        let mut m = DictMap::with_capacity(heap, 4).unwrap();
+        for (i, k) in [id, name, score].into_iter().enumerate() {
+            m.insert(Value::Str(k), Value::Int(i as i64)).unwrap();
+        }
+        let get = |m: &DictMap<'_>, k, hint: &Cell<u32>| match m.get_str_hinted(k, hint) {
+            Some(Value::Int(v)) => Some(*v),
+            _ => None,
+        };
+        // Out of range, then right.
+        let hint = Cell::new(7);
+        assert_eq!(get(&m, score, &hint), Some(2));
+        assert_eq!(hint.get(), 2);
+        assert_eq!(get(&m, score, &hint), Some(2));
+        // Naming another key.
+        assert_eq!(get(&m, id, &hint), Some(0));
+        assert_eq!(hint.get(), 0);
+        // The same text in another object, at the hinted entry.
+        let other_id = key("id");
+        assert!(!std::ptr::eq(other_id, id));
+        assert_eq!(get(&m, other_id, &hint), Some(0));
+        // A removed entry: absent, and the hint does not resurrect it.
+        m.remove(Value::Str(id)).unwrap();
+        assert_eq!(get(&m, id, &hint), None);
+        assert!(!m.set_present_str(id, Value::Int(9), Some(&hint)));
+        // Re-added last; many more keys make the table indexed.
+        m.insert(Value::Str(id), Value::Int(5)).unwrap();
+        assert_eq!(get(&m, id, &hint), Some(5));
+        assert_eq!(hint.get(), 3);
+        for i in 0..20 {
+            let k = bump.alloc(StrObj::new(format!("k{i}").into_bytes().leak()));
+            m.insert(Value::Str(k), Value::Int(100 + i)).unwrap();
+        }
+        m.remove(Value::Str(name)).unwrap();
+        assert_eq!(get(&m, id, &hint), Some(5));
+        assert!(m.set_present_str(id, Value::Int(6), Some(&hint)));
+        assert!(matches!(
+            m.get(Value::Str(id)).unwrap(),
+            Some(Value::Int(6))
+        ));
+        assert_eq!(get(&m, name, &Cell::new(1)), None);
     }
 }

@@ -1419,9 +1419,10 @@ impl<'h> Thread<'h> {
                         v.type_name()
                     )))
                 }
-                Instr::Index { dst, x, i } => {
+                Instr::Index { dst, x, i, hint } => {
                     let xv = reg!(x);
-                    reg!(dst) = match sem::dict_str_index(xv, rk_ref!(i)).copied() {
+                    let hint = &code.hints[hint as usize];
+                    reg!(dst) = match sem::dict_str_index(xv, rk_ref!(i), hint).copied() {
                         Some(v) => v,
                         None => match sem::index_common(xv, rk_ref!(i)) {
                             Some(v) => v,
@@ -1429,10 +1430,10 @@ impl<'h> Thread<'h> {
                         },
                     };
                 }
-                Instr::SetIndex { x, i, src } => {
+                Instr::SetIndex { x, i, src, hint } => {
                     let (xv, iv, v) = (reg!(x), rk!(i), reg!(src));
                     match sem::set_index_target(xv) {
-                        Some(d) => tri!(sem::dict_set(d, iv, v)),
+                        Some(d) => tri!(sem::dict_set(d, iv, v, Some(&code.hints[hint as usize]))),
                         None => tri!(sem::set_index(heap, xv, iv, v)),
                     }
                 }
@@ -1477,7 +1478,7 @@ impl<'h> Thread<'h> {
                 }
                 Instr::DictSet { dict, key, src } => {
                     let d = or_fail!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_set(d, reg!(key), reg!(src)));
+                    tri!(sem::dict_set(d, reg!(key), reg!(src), None));
                 }
                 Instr::MakeFunction { dst, func, base: b } => {
                     let base = self.frame_base();

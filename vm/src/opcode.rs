@@ -319,17 +319,20 @@ pub enum Instr {
         name: u16,
         src: Reg,
     },
-    /// `r[dst] = r[x][i]`
+    /// `r[dst] = r[x][i]`. `hint` names this site's cell of
+    /// [`Code::hints`]: where a dict held a string key here last time.
     Index {
         dst: Reg,
         x: Reg,
         i: Rk,
+        hint: u16,
     },
-    /// `r[x][i] = r[src]`
+    /// `r[x][i] = r[src]` (`hint` as for [`Instr::Index`]).
     SetIndex {
         x: Reg,
         i: Rk,
         src: Reg,
+        hint: u16,
     },
     /// `r[dst] = r[base][r[base+1]:r[base+2]:r[base+3]]`
     Slice {
@@ -550,6 +553,13 @@ pub struct Code<'h> {
     pub positions: &'h [Pos],
     pub consts: &'h [Value<'h>],
     pub sites: &'h [CallSite<'h>],
+    /// The entry positions [`Instr::Index`] and [`Instr::SetIndex`] last
+    /// found a string key at, one cell per site (or per group of sites, in
+    /// code with more than 65,536 of them). Records built by one display hold
+    /// their keys in one order, so `r["name"]` finds its key where it did
+    /// for the record before; a hint is only ever a guess, checked before
+    /// it is used (see [`crate::dict::DictMap::get_str_hinted`]).
+    pub hints: &'h [Cell<u32>],
     /// Functions defined in this one, for [`Instr::MakeFunction`].
     pub functions: &'h [&'h Code<'h>],
     pub params: Params<'h>,
@@ -714,8 +724,8 @@ impl Code<'_> {
             SetAttr { x, name, src } => {
                 format!("setattr r{x}.{} = r{src}", self.konst(*name as usize))
             }
-            Index { dst, x, i } => format!("index r{dst} = r{x}[{}]", self.rk(*i)),
-            SetIndex { x, i, src } => format!("setindex r{x}[{}] = r{src}", self.rk(*i)),
+            Index { dst, x, i, .. } => format!("index r{dst} = r{x}[{}]", self.rk(*i)),
+            SetIndex { x, i, src, .. } => format!("setindex r{x}[{}] = r{src}", self.rk(*i)),
             Slice { dst, base } => format!(
                 "slice r{dst} = r{base}[r{}:r{}:r{}]",
                 base + 1,

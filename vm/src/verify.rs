@@ -79,6 +79,13 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
             Err(bad(code, pc, "jump out of range"))
         }
     };
+    let hint_cell = |pc: usize, h: u16| -> Result<()> {
+        if (h as usize) < code.hints.len() {
+            Ok(())
+        } else {
+            Err(bad(code, pc, "index hint out of range"))
+        }
+    };
     let site = |pc: usize, s: u16| -> Result<&CallSite<'_>> {
         code.sites
             .get(s as usize)
@@ -188,15 +195,17 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 konst(pc, name)?;
                 reg(pc, src)?;
             }
-            Index { dst, x, i } => {
+            Index { dst, x, i, hint } => {
                 reg(pc, dst)?;
                 reg(pc, x)?;
                 rk(pc, i)?;
+                hint_cell(pc, hint)?;
             }
-            SetIndex { x, i, src } => {
+            SetIndex { x, i, src, hint } => {
                 reg(pc, x)?;
                 rk(pc, i)?;
                 reg(pc, src)?;
+                hint_cell(pc, hint)?;
             }
             Slice { dst, base } => {
                 reg(pc, dst)?;

@@ -421,8 +421,10 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                 }
-                Instr::Index { dst, x, i } => {
-                    if let Some(v) = sem::dict_str_index(reg!(x), rk_ref!(i)) {
+                Instr::Index { dst, x, i, hint } => {
+                    // SAFETY: `verify` proved every hint cell in range.
+                    let hint = unsafe { code.hints.get_unchecked(hint as usize) };
+                    if let Some(v) = sem::dict_str_index(reg!(x), rk_ref!(i), hint) {
                         copy_reg!(dst, v)
                     } else {
                         match sem::index_common(reg!(x), rk_ref!(i)) {
@@ -433,11 +435,13 @@ impl<'h> Thread<'h> {
                         }
                     }
                 }
-                Instr::SetIndex { x, i, src } => {
+                Instr::SetIndex { x, i, src, hint } => {
                     let Some(d) = sem::set_index_target(reg!(x)) else {
                         bail!()
                     };
-                    tri!(sem::dict_set(d, *rk_ref!(i), reg!(src)));
+                    // SAFETY: `verify` proved every hint cell in range.
+                    let hint = unsafe { code.hints.get_unchecked(hint as usize) };
+                    tri!(sem::dict_set(d, *rk_ref!(i), reg!(src), Some(hint)));
                 }
                 Instr::ListAppend { list, src } => {
                     let l = or_back!(sem::list_operand(reg!(list)));
@@ -479,7 +483,7 @@ impl<'h> Thread<'h> {
                 }
                 Instr::DictSet { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_set(d, reg!(key), reg!(src)));
+                    tri!(sem::dict_set(d, reg!(key), reg!(src), None));
                 }
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.

@@ -458,19 +458,24 @@ pub(super) fn index_common<'h>(x: Value<'h>, i: &Value<'h>) -> Option<Value<'h>>
     }
 }
 
-/// `Index` of a dict by a short string already hashed (`r["name"]`, the
-/// commonest index of agent programs): a reference to the value, which
-/// the loops copy whole into the destination register. `None`:
+/// `Index` of a dict by a short string (`r["name"]`, the commonest index
+/// of agent programs), looked for first where the site's `hint` says (see
+/// [`crate::opcode::Code::hints`]): a reference to the value, which the
+/// loops copy whole into the destination register. `None`:
 /// [`index_common`] decides.
 #[inline(always)]
-pub(super) fn dict_str_index<'h>(x: Value<'h>, i: &Value<'h>) -> Option<&'h Value<'h>> {
+pub(super) fn dict_str_index<'h>(
+    x: Value<'h>,
+    i: &Value<'h>,
+    hint: &Cell<u32>,
+) -> Option<&'h Value<'h>> {
     let (Value::Dict(d), Value::Str(k)) = (x, *i) else {
         return None;
     };
     // SAFETY: the dict is not being mutated (checked), and the reference
     // is copied from before anything can mutate it.
     let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
-    m.get_hashed_str(k)
+    m.get_str_hinted(k, hint)
 }
 
 /// `Index`, every other case.
@@ -502,13 +507,18 @@ pub(super) fn set_index<'h>(
     ops::set_index(heap, x, i, v)
 }
 
-/// Sets `d[k] = v` (`SetIndex` on a mutable dict, `DictSet` of a dict
-/// comprehension).
+/// Sets `d[k] = v` (`SetIndex` on a mutable dict, with its site's hint;
+/// `DictSet` of a dict comprehension, without).
 #[inline(always)]
-pub(super) fn dict_set<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
+pub(super) fn dict_set<'h>(
+    d: &DictObj<'h>,
+    k: Value<'h>,
+    v: Value<'h>,
+    hint: Option<&Cell<u32>>,
+) -> Result<()> {
     let mut m = d.map.borrow_mut();
     if let Value::Str(s) = k {
-        if m.set_hashed_str(s, v) {
+        if m.set_present_str(s, v, hint) {
             return Ok(());
         }
     }
