@@ -168,11 +168,14 @@ fn positional_error<'h, 'a>(
 }
 
 /// The error of converting positional argument `i` (0-based).
+#[cold]
+#[inline(never)]
 pub fn pos_err(fname: &str, i: usize, msg: String) -> Error {
     Error::msg(format!("{fname}: for parameter {}: {msg}", i + 1))
 }
 
 /// Converts positional argument `i` with `f`, wrapping its error.
+#[inline(always)]
 pub fn pos<'h, T>(
     fname: &str,
     args: &[Value<'h>],

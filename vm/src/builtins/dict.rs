@@ -26,11 +26,12 @@ pub static METHODS: &[BuiltinFn] = &[
 
 type R<'h> = Result<Value<'h>>;
 
+#[inline(always)]
 fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h DictObj<'h>> {
     match a.recv() {
         Value::Dict(d) => Ok(d),
         // The interpreter only binds dict methods to dicts.
-        v => Err(Error::msg(format!("dict method on {}", v.type_name()))),
+        v => Err(super::receiver_error("dict", v)),
     }
 }
 

@@ -25,11 +25,12 @@ pub static METHODS: &[BuiltinFn] = &[
 
 type R<'h> = Result<Value<'h>>;
 
+#[inline(always)]
 fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h ListObj<'h>> {
     match a.recv() {
         Value::List(l) => Ok(l),
         // The interpreter only binds list methods to lists.
-        v => Err(Error::msg(format!("list method on {}", v.type_name()))),
+        v => Err(super::receiver_error("list", v)),
     }
 }
 

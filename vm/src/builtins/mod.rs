@@ -46,6 +46,14 @@ pub struct BuiltinFn {
     pub call: for<'h> fn(&mut Thread<'h>, &Args<'h, '_>) -> Result<Value<'h>>,
 }
 
+/// The error of a `kind` method called on `v`, another kind of value
+/// (which the interpreter never does: it binds methods by kind).
+#[cold]
+#[inline(never)]
+fn receiver_error(kind: &str, v: Value<'_>) -> Error {
+    Error::msg(format!("{kind} method on {}", v.type_name()))
+}
+
 /// A built-in module value (`json`, `math`): named members.
 pub struct ModuleDef {
     pub name: &'static str,

@@ -69,11 +69,12 @@ pub static BYTES_METHODS: &[BuiltinFn] = &[method!("elems", bytes_elems)];
 
 type R<'h> = Result<Value<'h>>;
 
+#[inline(always)]
 pub(super) fn recv<'h>(a: &Args<'h, '_>) -> Result<&'h [u8]> {
     match a.recv() {
         Value::Str(s) => Ok(s.text),
         // The interpreter only binds string methods to strings.
-        v => Err(Error::msg(format!("string method on {}", v.type_name()))),
+        v => Err(super::receiver_error("string", v)),
     }
 }
 
@@ -338,11 +339,22 @@ fn istitle<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// The optional start and end arguments `p[1]` and `p[2]` of method
 /// `name` on a receiver of `len` bytes, as starlark-go's `indices` reads
 /// them; all of it when both are absent.
-#[inline]
+#[inline(always)]
 fn bounds(th: &Thread<'_>, p: &[Value<'_>], name: &str, len: usize) -> Result<(usize, usize)> {
     if p.len() < 2 {
         return Ok((0, len));
     }
+    given_bounds(th, p, name, len)
+}
+
+/// [`bounds`] when a start is given.
+#[inline(never)]
+fn given_bounds(
+    th: &Thread<'_>,
+    p: &[Value<'_>],
+    name: &str,
+    len: usize,
+) -> Result<(usize, usize)> {
     indices(th, p.get(1).copied(), p.get(2).copied(), len)
         .map_err(|e| e.prefixed(&format!("{name}: ")))
 }
@@ -407,6 +419,7 @@ fn count<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     Ok(Value::Int(n as i64))
 }
 
+#[inline]
 fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) -> R<'h> {
     let p = positional(name, a, 1, 3)?;
     let s = recv(a)?;
@@ -542,6 +555,7 @@ fn trim(
     Ok((from, to))
 }
 
+#[inline]
 fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, right: bool) -> R<'h> {
     let p = positional(name, a, 0, 1)?;
     let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
@@ -964,6 +978,7 @@ fn pieces_list<'h>(
     heap.list_from_vec(out)
 }
 
+#[inline]
 fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
     let p = positional(name, a, 0, 2)?;
     let s = recv(a)?;
