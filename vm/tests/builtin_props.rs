@@ -1,6 +1,8 @@
 //! Property tests of the builtin library through whole programs:
-//! `json.decode(json.encode(v)) == v` for generated values, and `%` and
-//! `str.format` never panic on arbitrary format strings and arguments.
+//! `json.decode(json.encode(v)) == v` for generated values, `%` and
+//! `str.format` never panic on arbitrary format strings and arguments, and
+//! `sorted` orders ints, strings and tuples of them (its byte-encoded path)
+//! as a stable insertion sort by the `<` operator does.
 
 mod common;
 
@@ -108,5 +110,53 @@ proptest! {
                 other => prop_assert!(false, "{:?} for {}", other, expr),
             }
         }
+    }
+
+    #[test]
+    fn sorted_keys_agree_with_less_than(
+        keys in prop_oneof![
+            prop::collection::vec(sort_int(), 17..60),
+            prop::collection::vec(sort_str(), 17..60),
+            prop::collection::vec(prop::collection::vec(sort_int(), 0..4), 17..60)
+                .prop_map(|v| v.into_iter().map(|t| tuple(&t)).collect()),
+            prop::collection::vec((sort_int(), sort_str()), 17..60)
+                .prop_map(|v| v.into_iter().map(|(i, s)| format!("({i}, {s})")).collect()),
+            prop::collection::vec((sort_str(), sort_int(), sort_str()), 17..60)
+                .prop_map(|v| v.into_iter().map(|(a, i, b)| format!("({a}, {i}, {b})")).collect()),
+        ],
+        reverse in any::<bool>(),
+    ) {
+        // Keys tagged with their position, so that stability shows.
+        let src = format!(
+            "def isort(xs, reverse):\n    out = []\n    for x in xs:\n        i = len(out)\n        for _ in range(len(out)):\n            y = out[i - 1][0]\n            if (y < x[0]) if reverse else (x[0] < y):\n                i -= 1\n            else:\n                break\n        out.insert(i, x)\n    return out\n\ndef main():\n    keys = [{}]\n    tagged = [(k, i) for i, k in enumerate(keys)]\n    want = [t[1] for t in isort(tagged, {r})]\n    got = [t[1] for t in sorted(tagged, key = lambda t: t[0], reverse = {r})]\n    return got == want or [got, want]\n",
+            keys.join(", "),
+            r = if reverse { "True" } else { "False" },
+        );
+        prop_assert_eq!(run(&src), Ok(Data::Bool(true)), "{}", src);
+    }
+}
+
+/// An int key: small ones (many ties) and any `i64`.
+fn sort_int() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (-3i64..3).prop_map(|i| format!("({i})")),
+        any::<i64>().prop_map(|i| format!("({i})"))
+    ]
+}
+
+/// A string key: a few letters and zero bytes (many ties and prefixes), or
+/// any text.
+fn sort_str() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ab\\x00]{0,3}".prop_map(|s| literal(&s)),
+        any::<String>().prop_map(|s| literal(&s))
+    ]
+}
+
+/// A tuple display of the items `t`.
+fn tuple(t: &[String]) -> String {
+    match t.len() {
+        1 => format!("({},)", t[0]),
+        _ => format!("({})", t.join(", ")),
     }
 }

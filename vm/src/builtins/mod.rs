@@ -23,6 +23,7 @@ pub mod format_method;
 pub mod json;
 pub mod list;
 pub mod math;
+mod sort_keys;
 pub mod string;
 pub mod universe;
 

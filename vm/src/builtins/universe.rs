@@ -698,7 +698,11 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         out.extend(order[..n].iter().map(|&i| values[i as usize]));
         return th.heap.list_from_vec(out);
     }
-    let order = sort_indices(th, keys, reverse).map_err(|e| sort_failure(th, keys, reverse, e))?;
+    check_sort_time(th, keys.len())?;
+    let order = match super::sort_keys::encoded_order(th, keys, reverse)? {
+        Some(order) => order,
+        None => sort_indices(th, keys, reverse).map_err(|e| sort_failure(th, keys, reverse, e))?,
+    };
     out.extend(order.iter().map(|&i| values[i]));
     th.heap.list_from_vec(out)
 }
@@ -751,6 +755,16 @@ fn small_sort_indices(
     Ok(())
 }
 
+/// Fails with the time limit unless the comparisons of a sort of `n` keys
+/// (about `n log n`, ~50 ns each) fit in the time left.
+fn check_sort_time(th: &Thread<'_>, n: usize) -> Result<()> {
+    let est_ns = (n as u128) * (usize::BITS - n.leading_zeros()) as u128 * 50;
+    if est_ns > th.budget.time_left().as_nanos() {
+        return Err(Error::limit(crate::error::LimitKind::Time));
+    }
+    Ok(())
+}
+
 /// A stable merge sort of the positions of `keys` by Starlark `<`
 /// (reversed comparisons when `reverse`, so that equal keys keep their
 /// order, as Go's `sort.Stable(sort.Reverse(..))`). Stops at the first
@@ -761,11 +775,6 @@ fn sort_indices(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool) -> Result<Ve
     th.heap
         .charge(n.saturating_mul(2 * std::mem::size_of::<usize>()))?;
     let budget = th.budget;
-    // The estimated comparisons must fit in the time left (~50 ns each).
-    let est_ns = (n as u128) * (usize::BITS - n.leading_zeros()) as u128 * 50;
-    if est_ns > budget.time_left().as_nanos() {
-        return Err(Error::limit(crate::error::LimitKind::Time));
-    }
     let mut count = 0usize;
     let mut less = |a: usize, b: usize| -> Result<bool> {
         count += 1;
