@@ -376,6 +376,28 @@ impl<'h> DictMap<'h> {
         Ok(self.position(key)?.map(|i| self.entries()[i].value))
     }
 
+    /// Whether `key` is present, when it is an int or a short string (see
+    /// [`DictMap::entry_of_hashed_str`]; a string not yet hashed is hashed
+    /// first, which a lookup of it would do anyway), found in place for
+    /// the dispatch loops; `None` leaves it to [`DictMap::contains`].
+    #[inline(always)]
+    pub fn contains_in_place(&self, key: Value<'h>) -> Option<bool> {
+        match key {
+            Value::Str(k) if k.text.len() <= 64 => {
+                if k.hash.get() == 0 {
+                    crate::hash::hash_in(self.heap.budget, key).ok()?;
+                }
+                Some(self.entry_of_hashed_str(k).is_some())
+            }
+            Value::Int(i) => {
+                let budget = self.heap.budget;
+                let hash = crate::hash::hash_i64(i);
+                Some(self.probe(hash, |e| int_key_eq(budget, e, i)).is_some())
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `key` is present. Fails if `key` is unhashable.
     #[inline(always)]
     pub fn contains(&self, key: Value<'h>) -> Result<bool> {

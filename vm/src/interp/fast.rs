@@ -346,8 +346,20 @@ impl<'h> Thread<'h> {
                 Instr::BitXor { dst, a, b } => binary!(dst, a, b, sem::BitXor),
                 Instr::Shl { dst, a, b } => binary!(dst, a, b, sem::Shl),
                 Instr::Shr { dst, a, b } => binary!(dst, a, b, sem::Shr),
-                Instr::In { dst, a, b } => binary!(dst, a, b, sem::In),
-                Instr::NotIn { dst, a, b } => binary!(dst, a, b, sem::NotIn),
+                // A dict's key found in place is a comparison's result
+                // (run with a jump on it); anything else takes the operator.
+                Instr::In { dst, a, b } => {
+                    match sem::dict_contains_in_place(rk_ref!(a), rk_ref!(b)) {
+                        Some(t) => compared!(dst, t),
+                        None => binary!(dst, a, b, sem::In),
+                    }
+                }
+                Instr::NotIn { dst, a, b } => {
+                    match sem::dict_contains_in_place(rk_ref!(a), rk_ref!(b)) {
+                        Some(t) => compared!(dst, !t),
+                        None => binary!(dst, a, b, sem::NotIn),
+                    }
+                }
                 Instr::AddI { dst, a, k } => binary_k!(dst, a, k, sem::Add),
                 Instr::InplaceAddI { dst, a, k } => binary_k!(dst, a, k, sem::InplaceAdd),
                 Instr::SubI { dst, a, k } => binary_k!(dst, a, k, sem::Sub),

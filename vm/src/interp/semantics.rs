@@ -478,6 +478,20 @@ pub(super) fn dict_str_index<'h>(
     m.get_str_hinted(k, hint)
 }
 
+/// `in` and `not in` of a dict, for a key it finds in place
+/// ([`crate::dict::DictMap::contains_in_place`]): whether `a` is a key of
+/// `b`. `None`: [`In`] or [`NotIn`] decides.
+#[inline(always)]
+pub(super) fn dict_contains_in_place<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<bool> {
+    let Value::Dict(d) = *b else {
+        return None;
+    };
+    // SAFETY: the dict is not being mutated (checked), and nothing is
+    // kept from it.
+    let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
+    m.contains_in_place(*a)
+}
+
 /// `Index`, every other case.
 #[cold]
 #[inline(never)]
