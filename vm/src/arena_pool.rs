@@ -8,9 +8,10 @@
 //! more than a program's own work on records and strings. So the arena of
 //! a finished execution is reset (bumpalo keeps its newest chunk, the
 //! largest, and frees the others) and kept for the next one, in a small
-//! process-wide pool bounded by [`SPARE_BYTES`]. A program that needs more
-//! than the kept chunk grows the arena as before, and the next execution
-//! after it starts with the larger chunk.
+//! process-wide pool bounded by [`SPARE_BYTES`]; an arena that grew past
+//! one chunk is kept as one chunk of its whole size. A program that needs
+//! more than the kept chunk grows the arena as before, and the next
+//! execution after it starts with a chunk of all it used.
 //!
 //! Nothing of one execution is visible to the next: every value is written
 //! before it is read, and the budget charges each execution from zero.
@@ -61,9 +62,20 @@ impl Pool {
         }
     }
 
-    /// Resets `bump` and keeps it when there is room.
+    /// Resets `bump` and keeps it when there is room. An arena that grew
+    /// past one chunk is kept as one chunk of its whole size instead: a
+    /// reset keeps only the newest chunk (about half of it), so the next
+    /// execution of the same size would grow it again, into memory the
+    /// allocator may have given back to the system meanwhile, and fault
+    /// that in again; one chunk of the whole size is faulted in once, by
+    /// the first execution that uses it, and stays.
     fn give_back(&self, mut bump: Bump) {
+        let used = bump.allocated_bytes();
         bump.reset();
+        if bump.allocated_bytes() < used && used <= self.max_bytes {
+            drop(bump);
+            bump = Bump::with_capacity(used);
+        }
         let bytes = bump.allocated_bytes();
         let mut spare = self.spare();
         if spare.len() < self.max_arenas && kept_bytes(&spare) + bytes <= self.max_bytes {
@@ -134,8 +146,8 @@ mod tests {
         };
         assert!(big > 8 << 20);
         let kept = pool.spare_bytes();
-        // Only the newest chunk is kept, and it is most of the arena.
-        assert!(kept > big / 3 && kept < big, "kept {kept} of {big}");
+        // One chunk of all it used is kept.
+        assert!(kept >= big && kept < big + (1 << 20), "kept {kept} of {big}");
         let a = pool.take(1024);
         assert_eq!(a.allocated_bytes(), kept, "the kept arena is reused");
         assert_eq!((pool.spare_bytes(), pool.spare_arenas()), (0, 0));
