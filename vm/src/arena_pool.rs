@@ -147,7 +147,10 @@ mod tests {
         assert!(big > 8 << 20);
         let kept = pool.spare_bytes();
         // One chunk of all it used is kept.
-        assert!(kept >= big && kept < big + (1 << 20), "kept {kept} of {big}");
+        assert!(
+            kept >= big && kept < big + (1 << 20),
+            "kept {kept} of {big}"
+        );
         let a = pool.take(1024);
         assert_eq!(a.allocated_bytes(), kept, "the kept arena is reused");
         assert_eq!((pool.spare_bytes(), pool.spare_arenas()), (0, 0));

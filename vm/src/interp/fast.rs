@@ -346,16 +346,15 @@ impl<'h> Thread<'h> {
                 Instr::BitXor { dst, a, b } => binary!(dst, a, b, sem::BitXor),
                 Instr::Shl { dst, a, b } => binary!(dst, a, b, sem::Shl),
                 Instr::Shr { dst, a, b } => binary!(dst, a, b, sem::Shr),
-                // A dict's key found in place is a comparison's result
-                // (run with a jump on it); anything else takes the operator.
-                Instr::In { dst, a, b } => {
-                    match sem::dict_contains_in_place(rk_ref!(a), rk_ref!(b)) {
-                        Some(t) => compared!(dst, t),
-                        None => binary!(dst, a, b, sem::In),
-                    }
-                }
+                // Membership decided in place (a dict's key, a string among
+                // a few) is a comparison's result, run with a jump on it;
+                // anything else takes the operator.
+                Instr::In { dst, a, b } => match sem::contains_in_place(rk_ref!(a), rk_ref!(b)) {
+                    Some(t) => compared!(dst, t),
+                    None => binary!(dst, a, b, sem::In),
+                },
                 Instr::NotIn { dst, a, b } => {
-                    match sem::dict_contains_in_place(rk_ref!(a), rk_ref!(b)) {
+                    match sem::contains_in_place(rk_ref!(a), rk_ref!(b)) {
                         Some(t) => compared!(dst, !t),
                         None => binary!(dst, a, b, sem::NotIn),
                     }

@@ -478,18 +478,35 @@ pub(super) fn dict_str_index<'h>(
     m.get_str_hinted(k, hint)
 }
 
-/// `in` and `not in` of a dict, for a key it finds in place
-/// ([`crate::dict::DictMap::contains_in_place`]): whether `a` is a key of
-/// `b`. `None`: [`In`] or [`NotIn`] decides.
+/// `in` and `not in` decided in place: `a` an int or a short string key
+/// of the dict `b` ([`crate::dict::DictMap::contains_in_place`]), or `a`
+/// a short string among the few items of the list or tuple `b` (which only
+/// a string of the same text equals, as in [`quick_in`]). `None`: [`In`]
+/// or [`NotIn`] decides.
 #[inline(always)]
-pub(super) fn dict_contains_in_place<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<bool> {
-    let Value::Dict(d) = *b else {
-        return None;
+pub(super) fn contains_in_place<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<bool> {
+    let scan = |items: &[Value<'h>], s: &StrObj<'h>| {
+        items
+            .iter()
+            .any(|x| matches!(x, Value::Str(t) if t.same_text(s)))
     };
-    // SAFETY: the dict is not being mutated (checked), and nothing is
-    // kept from it.
-    let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
-    m.contains_in_place(*a)
+    match (*a, *b) {
+        (a, Value::Dict(d)) => {
+            // SAFETY: the dict is not being mutated (checked), and
+            // nothing is kept from it.
+            let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
+            m.contains_in_place(a)
+        }
+        (Value::Str(s), Value::List(l)) if s.text.len() <= 64 => {
+            // SAFETY: as for the dict; the list is not being mutated.
+            let items = unsafe { l.items.try_borrow_unguarded() }.ok()?;
+            (items.len() <= 64).then(|| scan(items, s))
+        }
+        (Value::Str(s), Value::Tuple(t)) if s.text.len() <= 64 && t.items.len() <= 64 => {
+            Some(scan(t.items, s))
+        }
+        _ => None,
+    }
 }
 
 /// `Index`, every other case.
