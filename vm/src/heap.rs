@@ -179,9 +179,15 @@ impl<'h> Heap<'h> {
 
     /// A list holding a copy of `items`.
     pub fn list(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
-        let mut v = self.vec_with_capacity(items.len())?;
+        // One charge for the items and the list object.
+        self.charge(size_of_val(items).saturating_add(size_of::<ListObj>()))?;
+        let mut v = BumpVec::with_capacity_in(items.len(), self.bump);
         v.extend_from_slice(items);
-        self.list_from_vec(v)
+        Ok(Value::List(self.bump.alloc(ListObj {
+            items: RefCell::new(v),
+            frozen: Cell::new(false),
+            iterating: Cell::new(0),
+        })))
     }
 
     /// A list taking over `items`, whose storage is already charged.

@@ -671,6 +671,16 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let x = u.conv(0, args::want_iterable)?.unwrap_or(Value::None);
     let key = u.conv(1, args::want_callable)?;
     let reverse = u.conv(2, args::want_bool)?.unwrap_or(false);
+    if key.is_none()
+        && args::iter_len(x) <= SMALL_SORT
+        && matches!(x, Value::List(_) | Value::Tuple(_))
+    {
+        // A few items sorted as they are (no key runs Starlark that could
+        // change the list meanwhile): no copy of them first.
+        return args::with_items(th.budget, x, |values| {
+            small_sorted(th, values, values, reverse)
+        });
+    }
     let values = collect_items(th.budget, x)?;
     let keyed: Vec<Value<'h>>;
     let keys: &[Value<'h>] = match key {
@@ -687,17 +697,10 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
             &keyed
         }
     };
-    let mut out = th.heap.vec_with_capacity(values.len())?;
     if keys.len() <= SMALL_SORT {
-        // A few items (a record's labels, a pair): sorted in place on the
-        // stack, without the merge sort's buffers or its time estimate.
-        let mut order = [0u8; SMALL_SORT];
-        let n = keys.len();
-        small_sort_indices(th, keys, reverse, &mut order[..n])
-            .map_err(|e| sort_failure(th, keys, reverse, e))?;
-        out.extend(order[..n].iter().map(|&i| values[i as usize]));
-        return th.heap.list_from_vec(out);
+        return small_sorted(th, &values, keys, reverse);
     }
+    let mut out = th.heap.vec_with_capacity(values.len())?;
     check_sort_time(th, keys.len())?;
     let order = match super::sort_keys::encoded_order(th, keys, reverse)? {
         Some(order) => order,
@@ -719,6 +722,26 @@ fn sort_failure(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool, e: Error) ->
         Ok(found) => found.unwrap_or(e),
         Err(limit) => limit,
     }
+}
+
+/// The list of `values` (at most [`SMALL_SORT`]) ordered by their `keys`:
+/// a few items (a record's labels, a pair) sorted in place on the stack,
+/// without the merge sort's buffers or its time estimate.
+fn small_sorted<'h>(
+    th: &Thread<'h>,
+    values: &[Value<'h>],
+    keys: &[Value<'h>],
+    reverse: bool,
+) -> R<'h> {
+    let mut order = [0u8; SMALL_SORT];
+    let n = keys.len();
+    small_sort_indices(th, keys, reverse, &mut order[..n])
+        .map_err(|e| sort_failure(th, keys, reverse, e))?;
+    let mut sorted = [Value::None; SMALL_SORT];
+    for (s, &i) in sorted.iter_mut().zip(&order[..n]) {
+        *s = values[i as usize];
+    }
+    th.heap.list(&sorted[..n])
 }
 
 /// The most items [`sorted`] orders by insertion on the stack.
