@@ -200,6 +200,45 @@ pub fn find_byte(b: u8, hay: &[u8]) -> Option<usize> {
     hay[i..].iter().position(|&c| c == b).map(|j| i + j)
 }
 
+/// Notes in `out` the position of every `b` in `hay` (at most
+/// `out.len()` of them, which a caller sizes to `hay`, positions fitting a
+/// byte) and returns how many: a word at a time, each word's matches
+/// flagged exactly (no borrow between bytes) and taken lowest first.
+#[inline]
+pub fn byte_positions(b: u8, hay: &[u8], out: &mut [u8; 255]) -> usize {
+    const LOW7: u64 = u64::from_ne_bytes([0x7f; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let splat = u64::from_ne_bytes([b; 8]);
+    let mut n = 0;
+    let mut i = 0;
+    while let Some(word) = hay.get(i..i + 8) {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(word);
+        // Bytes equal to `b` are zero in `x`; `(x & 0x7f) + 0x7f` sets a
+        // byte's high bit exactly when its low seven bits are not all
+        // zero, without carrying into the next byte.
+        let x = u64::from_le_bytes(bytes) ^ splat;
+        let mut zero = !(((x & LOW7).wrapping_add(LOW7)) | x) & HIGH;
+        while zero != 0 {
+            if let Some(slot) = out.get_mut(n) {
+                *slot = (i + (zero.trailing_zeros() / 8) as usize) as u8;
+                n += 1;
+            }
+            zero &= zero - 1;
+        }
+        i += 8;
+    }
+    for (j, &c) in hay.iter().enumerate().skip(i) {
+        if c == b {
+            if let Some(slot) = out.get_mut(n) {
+                *slot = j as u8;
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
 /// Misses of the first-byte search after which a substring search builds
 /// a memmem finder: building one costs about as much as a few dozen
 /// candidate checks, so short searches (most of them) never build it, and
@@ -414,6 +453,37 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    #[test]
+    fn byte_positions_finds_every_match_exactly() {
+        // Every byte value as a separator next to its neighbours (where a
+        // borrowing word trick would flag false matches), at every offset
+        // of the words and the tail.
+        for sep in [0u8, 1, 0x7f, 0x80, 0xfe, 0xff, b','] {
+            for len in 0..=40 {
+                let hay: Vec<u8> = (0..len)
+                    .map(|i: usize| match (i * 7 + usize::from(sep)) % 5 {
+                        0 => sep,
+                        1 => sep.wrapping_add(1),
+                        2 => sep.wrapping_sub(1),
+                        3 => 0,
+                        _ => sep ^ 0x80,
+                    })
+                    .collect();
+                let want: Vec<u8> = (0..len)
+                    .filter(|&i| hay[i] == sep)
+                    .map(|i| i as u8)
+                    .collect();
+                let mut out = [0u8; 255];
+                let n = byte_positions(sep, &hay, &mut out);
+                assert_eq!(&out[..n], &want[..], "sep {sep:#x} in {hay:?}");
+            }
+        }
+        let all = [b'x'; 255];
+        let mut out = [0u8; 255];
+        assert_eq!(byte_positions(b'x', &all, &mut out), 255);
+        assert_eq!(out[254], 254);
     }
 
     #[test]

@@ -935,20 +935,14 @@ fn split_byte<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
 /// The longest text [`split_byte_short`] splits.
 const SHORT_SPLIT: usize = 255;
 
-/// [`split_byte`] of a short text (a line, a path, a field): one pass of a
-/// byte loop notes where the pieces end, which costs less than a `memchr`
-/// call per piece. Charged as [`split_byte`] charges.
+/// [`split_byte`] of a short text (a line, a path, a field): one pass a
+/// word at a time notes where the pieces end, which costs less than a
+/// `memchr` call per piece. Charged as [`split_byte`] charges.
 fn split_byte_short<'h>(th: &Thread<'h>, s: &'h [u8], sep: u8) -> R<'h> {
     th.budget.charge_bytes(s.len())?;
     // The end of every piece but the last (positions fit a byte).
     let mut ends = [0u8; SHORT_SPLIT];
-    let mut cut = 0;
-    for (i, &c) in s.iter().enumerate() {
-        if c == sep {
-            ends[cut] = i as u8;
-            cut += 1;
-        }
-    }
+    let cut = text::byte_positions(sep, s, &mut ends);
     let mut ends = ends[..cut].iter().map(|&e| usize::from(e));
     pieces_list(th, s, cut + 1, || ends.next())
 }
