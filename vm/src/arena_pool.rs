@@ -8,8 +8,10 @@
 //! more than a program's own work on records and strings. So the arena of
 //! a finished execution is reset (bumpalo keeps its newest chunk, the
 //! largest, and frees the others) and kept for the next one, in a small
-//! process-wide pool bounded by [`SPARE_BYTES`]; an arena that grew past
-//! one chunk is kept as one chunk of its whole size. A program that needs
+//! process-wide pool bounded by [`SPARE_BYTES`] and [`SPARE_ARENAS`] (over
+//! a bound, the smallest arenas are given up first: a large one is the
+//! costly one to fault in again); an arena that grew past one chunk is
+//! kept as one chunk of its whole size. A program that needs
 //! more than the kept chunk grows the arena as before, and the next
 //! execution after it starts with a chunk of all it used.
 //!
@@ -77,14 +79,22 @@ impl Pool {
             bump = Bump::with_capacity(used);
         }
         let bytes = bump.allocated_bytes();
-        let mut spare = self.spare();
-        if spare.len() < self.max_arenas && kept_bytes(&spare) + bytes <= self.max_bytes {
-            let at = spare.partition_point(|b| b.allocated_bytes() <= bytes);
-            spare.insert(at, bump);
+        if bytes > self.max_bytes {
+            // Too large to keep: its chunk goes back to the system
+            // allocator.
+            return;
         }
-        // Otherwise `bump` is dropped (after the lock, its locals being
-        // dropped in reverse order): its chunk goes back to the system
-        // allocator.
+        let mut spare = self.spare();
+        let at = spare.partition_point(|b| b.allocated_bytes() <= bytes);
+        spare.insert(at, bump);
+        // Over a bound, the smallest arenas go first: a large one is the
+        // costly one to fault in again. They are dropped after the lock.
+        let mut evicted = Vec::new();
+        while spare.len() > self.max_arenas || kept_bytes(&spare) > self.max_bytes {
+            evicted.push(spare.remove(0));
+        }
+        drop(spare);
+        drop(evicted);
     }
 
     /// The bytes of arena chunks kept now.
@@ -173,5 +183,38 @@ mod tests {
         assert_eq!(pool.spare_arenas(), 2);
         let small = pool.take(1024).allocated_bytes();
         assert!((1024..64 << 10).contains(&small));
+    }
+
+    #[test]
+    fn over_a_bound_the_smallest_arenas_are_given_up_first() {
+        let pool = Pool::new(10 << 20, 3);
+        // Grown past its first chunk: kept as one chunk of all it used.
+        let grow = |a: &Arena<'_>, mib: usize| {
+            for _ in 0..mib {
+                a.alloc_slice_fill_copy(1 << 20, 1u8);
+            }
+        };
+        let (one, eight, four) = (pool.take(1024), pool.take(1024), pool.take(1024));
+        grow(&one, 1);
+        grow(&eight, 8);
+        grow(&four, 4);
+        drop(one);
+        drop(eight);
+        assert_eq!(pool.spare_arenas(), 2);
+        // Over the byte bound: the 1 MiB one goes, then the 4 MiB one
+        // itself, and the 8 MiB one stays.
+        drop(four);
+        assert_eq!(pool.spare_arenas(), 1);
+        let kept = pool.spare_bytes();
+        assert!(kept > 8 << 20 && kept <= 10 << 20, "kept {kept}");
+        // Over the count bound, the smallest goes.
+        let big = pool.take(1024);
+        assert_eq!(big.allocated_bytes(), kept);
+        let small: Vec<_> = (0..3).map(|_| pool.take(1024)).collect();
+        drop(small);
+        assert_eq!(pool.spare_arenas(), 3);
+        drop(big);
+        assert_eq!(pool.spare_arenas(), 3);
+        assert!(pool.spare_bytes() > kept, "the large one stays");
     }
 }
