@@ -541,6 +541,29 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 if n > MAX_OPERAND {
                     return Err(too_large(pos));
                 }
+                // Targets that are plain locals in consecutive registers
+                // (`for k, v in ...`, `a, b = ...`) are unpacked into
+                // directly, without a move each.
+                let first = items.first().and_then(|x| self.plain_local(x));
+                if let Some(first) = first.filter(|&f| {
+                    items
+                        .iter()
+                        .enumerate()
+                        .all(|(k, x)| self.plain_local(x) == Some(f + k as Reg))
+                }) {
+                    self.emit(
+                        Instr::Unpack {
+                            base: first,
+                            src: v,
+                            n: n as u16,
+                        },
+                        pos,
+                    )?;
+                    for k in 0..n {
+                        self.bound[first as usize + k] = true;
+                    }
+                    return Ok(());
+                }
                 let base = self.temps(n, pos)?;
                 self.emit(
                     Instr::Unpack {

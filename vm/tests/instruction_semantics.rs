@@ -52,6 +52,29 @@ struct Case {
 
 const CASES: &[Case] = &[
     Case {
+        name: "membership_unpacking_and_keyed_records",
+        src: r#"def main():
+    recs = [{"id": i, "tag": "t%d" % (i % 2)} for i in range(4)] + [{"tag": "t9", "id": 9}]
+    seen = {}
+    out = []
+    for i, r in enumerate(recs):
+        if r["tag"] in seen:
+            seen[r["tag"]] += i
+        elif r["tag"] not in ["t9", "t8"]:
+            seen[r["tag"]] = r["id"]
+        if 2 in seen or "x" in ("x", "y"):
+            out.append(i)
+    for k, v in seen.items():
+        out.append(k)
+        out.append(v)
+    a, (b, c), recs[0]["id"] = 1, [2, 3], 7
+    a, b = b, a
+    return [out, a, b, c, recs[0]]
+"#,
+        steps: 208,
+        outcome: r#"[[0,1,2,3,4,"t0",2,"t1",4],2,1,3,{"id":7,"tag":"t0"}]"#,
+    },
+    Case {
         name: "int_arith",
         src: r#"def main():
     x = 9223372036854775807
