@@ -1304,7 +1304,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             },
             method: method.unwrap_or(""),
             attr_pos,
-            cache: Cell::new(None),
+            cache: Cell::new((u64::MAX, None)),
             args: args_from,
             call: self.instrs.len() as u32,
             recv: base,

@@ -1589,14 +1589,14 @@ impl<'h> Thread<'h> {
 /// The builtin method `site.method` of `recv`, found through the call
 /// site's cache.
 fn site_method(site: &CallSite<'_>, recv: Value<'_>) -> Option<&'static BuiltinFn> {
-    let kind = recv.method_kind();
+    let tag = recv.tag();
     match site.cache.get() {
-        Some((k, m)) if k == kind && kind != 0 => Some(m),
-        _ if kind == 0 => None,
+        // Only a method found is noted, so a noted kind has it.
+        (t, m) if t == tag => m,
         _ => {
             let m = builtins::method(recv, site.method);
-            if let Some(m) = m {
-                site.cache.set(Some((kind, m)));
+            if m.is_some() {
+                site.cache.set((tag, m));
             }
             m
         }

@@ -477,8 +477,9 @@ pub struct CallSite<'h> {
     pub method: &'h str,
     pub attr_pos: Pos,
     /// For [`Instr::CallMethod`]: the method last found at this site, with
-    /// the receiver kind it was found for ([`Value::method_kind`]).
-    pub cache: Cell<Option<(u8, &'static crate::builtins::BuiltinFn)>>,
+    /// the receiver kind it was found for ([`Value::tag`]; no value has
+    /// the tag `u64::MAX` of the empty cache).
+    pub cache: Cell<(u64, Option<&'static crate::builtins::BuiltinFn>)>,
     /// For [`Instr::CallMethod`]: the instructions `args..call` evaluate the
     /// arguments, after the receiver was put in register `recv` (the call's
     /// base). starlark-go looks the attribute up before it evaluates the

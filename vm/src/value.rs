@@ -118,17 +118,14 @@ impl<'h> Value<'h> {
         }
     }
 
-    /// A small tag for the kinds of value that have methods (0 for the
-    /// rest), for the method caches of call sites.
-    #[inline]
-    pub fn method_kind(&self) -> u8 {
-        match self {
-            Value::Str(_) => 1,
-            Value::Bytes(_) => 2,
-            Value::List(_) => 3,
-            Value::Dict(_) => 4,
-            _ => 0,
-        }
+    /// The value's tag word, which tells its kind: for the method caches
+    /// of call sites, which compare it whole.
+    #[inline(always)]
+    pub fn tag(&self) -> u64 {
+        // SAFETY: under `repr(u64)` a value is a `repr(C)` union of
+        // `repr(C)` structs that each begin with the `u64` tag, so its
+        // first word is the tag, always initialized.
+        unsafe { *(self as *const Value<'h>).cast::<u64>() }
     }
 
     /// The text of a string that is valid UTF-8 (names, keys).
