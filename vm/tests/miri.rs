@@ -6,7 +6,9 @@
 //! into Starlark, lists appended in place, comparisons fused with their
 //! jumps, range and list loops, methods given their arguments in place,
 //! dict tables and strings built in one block with their object (grown,
-//! compacted, copied) — each with its exact result.
+//! compacted, copied), index hints, membership and sorts decided in place,
+//! method caches keyed on the tag word — each with its exact result (the
+//! newest checked against starlark-go).
 //!
 //! Run under Miri (a few minutes; see `docs/architecture.md`, "Miri"):
 //!
@@ -244,4 +246,47 @@ def main():
         ),
         Err(e) => panic!("unexpected error {e:?}"),
     }
+}
+
+#[test]
+fn index_hints_membership_sorted_keys_and_method_tags() {
+    // Index sites whose hints go stale (keys in other orders, removed),
+    // membership decided in place (dict keys, strings among a few items),
+    // sorted by key encodings (ints, strings, tuples) and in place (a few
+    // items), one method site meeting several receiver kinds, unpacking
+    // into locals, and short splits found a word at a time.
+    let src = r#"
+def main():
+    recs = [{"id": i, "t": "k%d" % (i % 3)} for i in range(20)] + [{"t": "z", "id": 99}]
+    seen = {}
+    for r in recs:
+        if r["t"] in seen:
+            seen[r["t"]] += r["id"]
+        elif r["t"] not in ["z"]:
+            seen[r["t"]] = r["id"]
+    recs[0].pop("id")
+    got = [r["id"] if "id" in r else None for r in recs[:3]]
+    by = sorted(recs, key = lambda r: (r["t"], -r.get("id", 0)))
+    ints = sorted([(i * 7919) % 37 - 18 for i in range(30)], reverse = True)
+    words = sorted(["b\x00", "a", "ab", "b"] * 5)
+    small = sorted(("y", "x", "z"))
+    idx = [x.index("a") for x in ["ba", ["c", "a"], "a"]]
+    out = []
+    for k, v in seen.items():
+        out.append("%s=%d" % (k, v))
+    parts = "id,name,,x,y,z,w,v,u,t,s".split(",")
+    return [got, [r["t"] for r in by[:4]], ints[:5], words[:6], small, idx, out, len(parts), parts[2:4]]
+"#;
+    // Miri runs it some thousand times slower than a build: time enough.
+    let limits = Limits {
+        max_time: std::time::Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let got = execute(src, &[], &NoHost, &limits, None).map(|d| d.to_json_string());
+    assert_eq!(
+        got.as_deref(),
+        Ok(
+            r#"[[null,1,2],["k0","k0","k0","k0"],[11,10,9,8,7],["a","a","a","a","a","ab"],["x","y","z"],[1,1,0],["k0=63","k1=70","k2=57"],11,["","x"]]"#
+        )
+    );
 }
