@@ -1084,6 +1084,40 @@ fn type_<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     th.heap.str(a.positional[0].type_name())
 }
 
+/// The most iterables [`zip_in_place`] reads where they are.
+const ZIP_IN_PLACE: usize = 4;
+
+/// `zip` of a few lists and tuples (`dict(zip(keys, values))`), read where
+/// they are rather than gathered first: nothing runs Starlark while the
+/// rows are copied, so no list can change meanwhile. `None` for other
+/// arguments (or a list being changed), which are gathered.
+fn zip_in_place<'h>(th: &Thread<'h>, xs: &[Value<'h>], rows: usize) -> Option<R<'h>> {
+    if xs.len() > ZIP_IN_PLACE {
+        return None;
+    }
+    let mut cols: [&[Value<'h>]; ZIP_IN_PLACE] = [&[]; ZIP_IN_PLACE];
+    for (c, x) in cols.iter_mut().zip(xs) {
+        *c = match x {
+            // SAFETY: the list is not being changed (checked), and the
+            // items are only read until the rows are copied, while nothing
+            // can change it.
+            Value::List(l) => unsafe { l.items.try_borrow_unguarded() }.ok()?.as_slice(),
+            Value::Tuple(t) => t.items,
+            _ => return None,
+        };
+    }
+    let width = xs.len();
+    Some(th.heap.tuple_list(rows, width, |flat| {
+        for (i, row) in flat.chunks_exact_mut(width.max(1)).take(rows).enumerate() {
+            for (slot, c) in row.iter_mut().zip(&cols) {
+                *slot = c[i];
+            }
+            args::tick(th.budget, i)?;
+        }
+        Ok(())
+    }))
+}
+
 fn zip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     if !a.named.is_empty() {
         return Err(Error::msg("zip does not accept keyword arguments"));
@@ -1104,6 +1138,9 @@ fn zip<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         .map(|x| args::iter_len(*x))
         .min()
         .unwrap_or(0);
+    if let Some(r) = zip_in_place(th, a.positional, rows) {
+        return r;
+    }
     for x in a.positional {
         cols.push(collect_items(th.budget, *x)?);
     }
