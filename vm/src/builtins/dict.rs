@@ -45,6 +45,33 @@ fn set_key<'h>(d: &'h DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
 /// starlark-go's `updateDict`: the pairs of the optional positional
 /// argument (a dict's items, or an iterable of 2-element iterables), then
 /// the keyword arguments. Errors are unprefixed.
+/// The key and value of element `i` of a `dict`/`update` sequence: an
+/// iterable of two items.
+fn pair_of<'h>(
+    budget: &crate::budget::Budget,
+    i: usize,
+    pair: Value<'h>,
+) -> Result<[Value<'h>; 2]> {
+    if !is_iterable(pair) {
+        return Err(Error::msg(format!(
+            "dictionary update sequence element #{i} is not iterable ({})",
+            pair.type_name()
+        )));
+    }
+    let n = iter_len(pair);
+    if n != 2 {
+        return Err(Error::msg(format!(
+            "dictionary update sequence element #{i} has length {n}, want 2"
+        )));
+    }
+    let mut kv = [Value::None; 2];
+    for_each(budget, pair, |j, v| {
+        kv[j] = v;
+        Ok(j < 1)
+    })?;
+    Ok(kv)
+}
+
 pub fn update_dict<'h>(
     th: &mut Thread<'h>,
     d: &'h DictObj<'h>,
@@ -61,28 +88,20 @@ pub fn update_dict<'h>(
                 }
             }
             _ if is_iterable(x) => {
-                let items = args::collect_items(th.budget, x)?;
-                for (i, pair) in items.iter().enumerate() {
-                    if !is_iterable(*pair) {
-                        return Err(Error::msg(format!(
-                            "dictionary update sequence element #{i} is not iterable ({})",
-                            pair.type_name()
-                        )));
+                // A list or tuple of pairs is read where it is: nothing
+                // here runs Starlark, and the dict is another object.
+                let budget = th.budget;
+                args::with_items(budget, x, |items| {
+                    for (i, pair) in items.iter().enumerate() {
+                        let kv = match pair {
+                            Value::Tuple(t) if t.items.len() == 2 => [t.items[0], t.items[1]],
+                            _ => pair_of(budget, i, *pair)?,
+                        };
+                        set_key(d, kv[0], kv[1])?;
+                        args::tick(budget, i)?;
                     }
-                    let n = iter_len(*pair);
-                    if n != 2 {
-                        return Err(Error::msg(format!(
-                            "dictionary update sequence element #{i} has length {n}, want 2"
-                        )));
-                    }
-                    let mut kv = [Value::None; 2];
-                    for_each(th.budget, *pair, |j, v| {
-                        kv[j] = v;
-                        Ok(j < 1)
-                    })?;
-                    set_key(d, kv[0], kv[1])?;
-                    args::tick(th.budget, i)?;
-                }
+                    Ok(())
+                })?;
             }
             _ => return Err(Error::msg(format!("got {}, want iterable", x.type_name()))),
         }
