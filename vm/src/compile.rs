@@ -1300,6 +1300,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             in_place: match method {
                 Some("append") if plain && npos == 1 => InPlace::Append,
                 Some("get") if plain && (npos == 1 || npos == 2) => InPlace::Get,
+                Some("setdefault") if plain && (npos == 1 || npos == 2) => InPlace::SetDefault,
                 _ => InPlace::No,
             },
             method: method.unwrap_or(""),

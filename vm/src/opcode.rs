@@ -455,6 +455,9 @@ pub enum InPlace {
     /// `x.get(k)` or `x.get(k, default)`, on a dict, for a key that is an
     /// int or a short string.
     Get,
+    /// `x.setdefault(k)` or `x.setdefault(k, default)`, as `Get`; a key
+    /// absent is added when the dict may be changed.
+    SetDefault,
 }
 
 /// How a call passes its arguments. The callee (or receiver) is `r[base]`;

@@ -670,7 +670,9 @@ pub(super) fn append_target<'h>(site: &CallSite<'_>, recv: Value<'h>) -> Option<
 /// `d.get(k)` / `d.get(k, default)` at `site`, done in place when `d` is a
 /// dict and `k` an int or a string of at most 64 bytes (whose lookup cannot
 /// fail: no charge, no comparison that can fail): the value, or `default`
-/// (`None` when absent). `None`: the general path (the `get` builtin).
+/// (`None` when absent); `d.setdefault(k)` / `d.setdefault(k, default)`
+/// likewise, adding an absent key when it can. `None`: the general path
+/// (the builtin).
 /// `args` are the call's arguments, `r[base+1..]`.
 #[inline(always)]
 pub(super) fn dict_get_in_place<'h>(
@@ -679,7 +681,7 @@ pub(super) fn dict_get_in_place<'h>(
     args: &[Value<'h>],
 ) -> Option<Value<'h>> {
     let Value::Dict(d) = recv else { return None };
-    if site.in_place != InPlace::Get {
+    if !matches!(site.in_place, InPlace::Get | InPlace::SetDefault) {
         return None;
     }
     let key = args[0];
@@ -696,7 +698,22 @@ pub(super) fn dict_get_in_place<'h>(
         },
         _ => m.get(key).ok()?,
     };
-    Some(found.unwrap_or(if site.npos == 2 { args[1] } else { Value::None }))
+    drop(m);
+    let default = if site.npos == 2 { args[1] } else { Value::None };
+    match found {
+        Some(v) => Some(v),
+        None if site.in_place == InPlace::Get => Some(default),
+        // `setdefault` of an absent key adds it, when the dict may be
+        // changed and the entry fits the heap; otherwise the builtin
+        // reports why not.
+        None => {
+            if d.frozen.get() || d.iterating.get() != 0 {
+                return None;
+            }
+            d.map.borrow_mut().insert(key, default).ok()?;
+            Some(default)
+        }
+    }
 }
 
 /// Appends `v` to `l` (`ListAppend`, and `xs.append(v)` in place), the
