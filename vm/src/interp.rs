@@ -1372,7 +1372,7 @@ impl<'h> Thread<'h> {
                     // `d.get(k)` of an int or short string key: in place.
                     let args = &self.stack[fbase + 1..fbase + 1 + site.npos as usize];
                     if let Some(v) = sem::dict_get_in_place(site, recv, args) {
-                        reg!(dst) = v;
+                        reg!(dst) = tri!(v);
                         continue;
                     }
                     positional.clear();

@@ -410,3 +410,26 @@ fn every_instruction_family_has_its_pinned_outcome_and_step_count() {
         );
     }
 }
+
+/// `setdefault` done in place is charged for what it adds, and fails as
+/// the builtin does when an added key does not fit the heap.
+#[test]
+fn setdefault_in_place_is_charged_for_what_it_adds() {
+    let src = "def main():\n    d = {}\n    for i in range(100000):\n        d.setdefault(i, i)\n        d.setdefault(\"k%d\" % i)\n    return len(d)\n";
+    let tight = Limits {
+        max_heap_bytes: 64 << 10,
+        ..Limits::default()
+    };
+    assert_eq!(
+        execute(src, &[], &NoHost, &tight, None),
+        Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
+    );
+    let roomy = Limits {
+        max_heap_bytes: 256 << 20,
+        ..Limits::default()
+    };
+    assert_eq!(
+        execute(src, &[], &NoHost, &roomy, None).map(|d| d.to_json_string()),
+        Ok("200000".to_string())
+    );
+}

@@ -509,7 +509,7 @@ impl<'h> Thread<'h> {
                         // `r[b+1..b+1+npos]` in range.
                         std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                     }) {
-                        reg!(dst) = v;
+                        reg!(dst) = tri!(v);
                     } else if site.plain {
                         // Other builtin methods with plain arguments. No
                         // method runs Starlark or touches the frames or the

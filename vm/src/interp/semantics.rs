@@ -679,7 +679,7 @@ pub(super) fn dict_get_in_place<'h>(
     site: &CallSite<'_>,
     recv: Value<'h>,
     args: &[Value<'h>],
-) -> Option<Value<'h>> {
+) -> Option<Result<Value<'h>>> {
     let Value::Dict(d) = recv else { return None };
     if !matches!(site.in_place, InPlace::Get | InPlace::SetDefault) {
         return None;
@@ -701,17 +701,21 @@ pub(super) fn dict_get_in_place<'h>(
     drop(m);
     let default = if site.npos == 2 { args[1] } else { Value::None };
     match found {
-        Some(v) => Some(v),
-        None if site.in_place == InPlace::Get => Some(default),
-        // `setdefault` of an absent key adds it, when the dict may be
-        // changed and the entry fits the heap; otherwise the builtin
-        // reports why not.
+        Some(v) => Some(Ok(v)),
+        None if site.in_place == InPlace::Get => Some(Ok(default)),
+        // `setdefault` of an absent key adds it when the dict may be
+        // changed (else the builtin reports why not), failing as the
+        // builtin does when the entry does not fit.
         None => {
             if d.frozen.get() || d.iterating.get() != 0 {
                 return None;
             }
-            d.map.borrow_mut().insert(key, default).ok()?;
-            Some(default)
+            let added = d.map.borrow_mut().insert(key, default);
+            Some(
+                added
+                    .map(|_| default)
+                    .map_err(|e| e.prefixed("setdefault: ")),
+            )
         }
     }
 }
