@@ -1369,7 +1369,8 @@ impl<'h> Thread<'h> {
                     }
                     let base = self.frame_base();
                     let fbase = base + b as usize;
-                    // `d.get(k)` of an int or short string key: in place.
+                    // `d.get(k)` and `d.setdefault(k)` of an int or short
+                    // string key: in place.
                     let args = &self.stack[fbase + 1..fbase + 1 + site.npos as usize];
                     if let Some(v) = sem::dict_get_in_place(site, recv, args) {
                         reg!(dst) = tri!(v);

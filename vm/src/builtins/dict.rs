@@ -42,9 +42,6 @@ fn set_key<'h>(d: &'h DictObj<'h>, k: Value<'h>, v: Value<'h>) -> Result<()> {
     Ok(())
 }
 
-/// starlark-go's `updateDict`: the pairs of the optional positional
-/// argument (a dict's items, or an iterable of 2-element iterables), then
-/// the keyword arguments. Errors are unprefixed.
 /// The key and value of element `i` of a `dict`/`update` sequence: an
 /// iterable of two items.
 fn pair_of<'h>(
@@ -72,6 +69,9 @@ fn pair_of<'h>(
     Ok(kv)
 }
 
+/// starlark-go's `updateDict`: the pairs of the optional positional
+/// argument (a dict's items, or an iterable of 2-element iterables), then
+/// the keyword arguments. Errors are unprefixed.
 pub fn update_dict<'h>(
     th: &mut Thread<'h>,
     d: &'h DictObj<'h>,
