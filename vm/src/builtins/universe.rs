@@ -410,13 +410,10 @@ fn hash<'h>(_: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     Ok(Value::Int(crate::hash::starlark_hash(p[0])?))
 }
 
-/// starlark-go's `parseInt`: an optional sign, an optional base prefix
-/// (`0x`, `0o`, `0b`, taken when it matches `base` or `base` is 0), then
-/// digits of the base. `None` when invalid.
 /// `int(s)` in base 10 for the common text: an optional sign and 1 to 18
 /// decimal digits (which fit an i64); `None` for anything else, which
 /// [`parse_int`] decides.
-fn small_decimal(s: &[u8]) -> Option<i64> {
+pub(crate) fn small_decimal(s: &[u8]) -> Option<i64> {
     let (neg, digits) = match s.first()? {
         b'-' => (true, &s[1..]),
         b'+' => (false, &s[1..]),
@@ -435,6 +432,9 @@ fn small_decimal(s: &[u8]) -> Option<i64> {
     Some(if neg { -n } else { n })
 }
 
+/// starlark-go's `parseInt`: an optional sign, an optional base prefix
+/// (`0x`, `0o`, `0b`, taken when it matches `base` or `base` is 0), then
+/// digits of the base. `None` when invalid.
 fn parse_int(th: &Thread<'_>, s: &str, base: u32) -> Result<Option<BigInt>> {
     let (neg, mut s) = match s.as_bytes().first() {
         Some(b'+') => (false, &s[1..]),

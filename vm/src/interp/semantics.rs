@@ -616,10 +616,10 @@ pub(super) fn list_operand<'h>(v: Value<'h>) -> std::result::Result<&'h ListObj<
     }
 }
 
-/// `len(x)` and `str(x)` at `site`, done in place when `f` is the builtin
-/// `len` or `str`, called with one plain argument of a common kind: the
-/// length of a string, list, tuple or dict; the text of an int, or the
-/// string itself. `None`: the call takes its general path (the builtin,
+/// `len(x)`, `str(x)` and `int(x)` at `site`, done in place when `f` is
+/// the builtin `len`, `str` or `int`, called with one plain argument of a
+/// common kind: the length of a string, list, tuple or dict; the text of
+/// an int, or the string itself; an int itself, or a short decimal text. `None`: the call takes its general path (the builtin,
 /// which also reports the errors). The results, charges and errors are
 /// the builtins' own.
 #[inline(always)]
@@ -646,6 +646,16 @@ pub(super) fn builtin_in_place<'h>(
         return match arg {
             Value::Int(i) => Some(heap.str(itoa::Buffer::new().format(i))),
             Value::Str(_) => Some(Ok(arg)),
+            _ => None,
+        };
+    }
+    if std::ptr::eq(f, &crate::builtins::universe::INT) {
+        // An int, or the common decimal text (as `int` reads it first).
+        return match arg {
+            Value::Int(_) => Some(Ok(arg)),
+            Value::Str(s) => {
+                crate::builtins::universe::small_decimal(s.text).map(|n| Ok(Value::Int(n)))
+            }
             _ => None,
         };
     }
