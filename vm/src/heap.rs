@@ -183,20 +183,22 @@ impl<'h> Heap<'h> {
         self.charge(size_of_val(items).saturating_add(size_of::<ListObj>()))?;
         let mut v = BumpVec::with_capacity_in(items.len(), self.bump);
         v.extend_from_slice(items);
-        Ok(Value::List(self.bump.alloc(ListObj {
-            items: RefCell::new(v),
-            frozen: Cell::new(false),
-            iterating: Cell::new(0),
-        })))
+        Ok(self.list_object(v))
     }
 
     /// A list taking over `items`, whose storage is already charged.
     pub fn list_from_vec(&self, items: BumpVec<'h, Value<'h>>) -> Result<Value<'h>> {
-        Ok(Value::List(self.alloc(ListObj {
+        self.charge(size_of::<ListObj>())?;
+        Ok(self.list_object(items))
+    }
+
+    /// A list object over `items`, its object already charged.
+    fn list_object(&self, items: BumpVec<'h, Value<'h>>) -> Value<'h> {
+        Value::List(self.bump.alloc(ListObj {
             items: RefCell::new(items),
             frozen: Cell::new(false),
             iterating: Cell::new(0),
-        })?))
+        }))
     }
 
     /// An empty value vector with room for `n` values, charged.

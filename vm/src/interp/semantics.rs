@@ -56,9 +56,7 @@ fn quick_in<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Option<Result<b
         if items.len() > 64 {
             heap.budget.charge_work(items.len() as u64)?;
         }
-        Ok(items
-            .iter()
-            .any(|x| matches!(x, Value::Str(t) if t.same_text(s))))
+        Ok(has_text(items, s))
     };
     match (a, b) {
         (Value::Str(_) | Value::Int(_), Value::Dict(d)) => Some(d.map.borrow().contains(*a)),
@@ -66,6 +64,15 @@ fn quick_in<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Option<Result<b
         (Value::Str(s), Value::Tuple(t)) if s.text.len() <= 64 => Some(scan(t.items, s)),
         _ => None,
     }
+}
+
+/// Whether a string of the text of `s` is among `items` (only a string
+/// equals a string).
+#[inline(always)]
+fn has_text<'h>(items: &[Value<'h>], s: &StrObj<'h>) -> bool {
+    items
+        .iter()
+        .any(|x| matches!(x, Value::Str(t) if t.same_text(s)))
 }
 
 /// `a == b` decided without the general comparison: either is `None`, or
@@ -485,11 +492,6 @@ pub(super) fn dict_str_index<'h>(
 /// or [`NotIn`] decides.
 #[inline(always)]
 pub(super) fn contains_in_place<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<bool> {
-    let scan = |items: &[Value<'h>], s: &StrObj<'h>| {
-        items
-            .iter()
-            .any(|x| matches!(x, Value::Str(t) if t.same_text(s)))
-    };
     match (*a, *b) {
         (a, Value::Dict(d)) => {
             // SAFETY: the dict is not being mutated (checked), and
@@ -500,10 +502,10 @@ pub(super) fn contains_in_place<'h>(a: &Value<'h>, b: &Value<'h>) -> Option<bool
         (Value::Str(s), Value::List(l)) if s.text.len() <= 64 => {
             // SAFETY: as for the dict; the list is not being mutated.
             let items = unsafe { l.items.try_borrow_unguarded() }.ok()?;
-            (items.len() <= 64).then(|| scan(items, s))
+            (items.len() <= 64).then(|| has_text(items, s))
         }
         (Value::Str(s), Value::Tuple(t)) if s.text.len() <= 64 && t.items.len() <= 64 => {
-            Some(scan(t.items, s))
+            Some(has_text(t.items, s))
         }
         _ => None,
     }
