@@ -16,6 +16,7 @@
 use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::opcode::*;
+use crate::template::Template;
 use crate::value::Value;
 use bumpalo::collections::Vec as BumpVec;
 use codemode_lang::ast::*;
@@ -141,6 +142,7 @@ struct FnCompiler<'h, 'e> {
     sites: BumpVec<'h, CallSite<'h>>,
     /// Index sites numbered so far (see [`Code::hints`]).
     hints: usize,
+    templates: BumpVec<'h, Template<'h>>,
     functions: BumpVec<'h, &'h Code<'h>>,
     locals: &'h [Local<'h>],
     freevars: &'h [FreeVar<'h>],
@@ -196,6 +198,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             },
             sites: BumpVec::with_capacity_in(16, bump),
             hints: 0,
+            templates: BumpVec::new_in(bump),
             functions: BumpVec::new_in(bump),
             locals: scope.locals,
             freevars: scope.freevars,
@@ -238,6 +241,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             consts: self.consts.into_bump_slice(),
             sites: self.sites.into_bump_slice(),
             hints: bump.alloc_slice_fill_with(self.hints.min(HINT_CELLS), |_| Cell::new(0)),
+            templates: self.templates.into_bump_slice(),
             functions: self.functions.into_bump_slice(),
             params,
             nregs: self.max_reg as u16,
@@ -1022,6 +1026,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     Ok(())
                 }
                 BinOp::Add => self.plus(e, dst),
+                BinOp::Mod if self.percent(l, r, dst, *op_pos)? => Ok(()),
                 _ => {
                     let a = self.operand(l)?;
                     let b = self.operand(r)?;
@@ -1030,6 +1035,48 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 }
             },
         }
+    }
+
+    /// `l % r` as a [`Instr::Percent`] when `l` is a string literal that
+    /// reads as a [`Template`] and `r` is not a constant (whose operand
+    /// the general instruction names without a load): `r`'s items in
+    /// registers when it is a tuple display of as many items as the
+    /// template has conversions, else `r`'s value. Whether it was.
+    fn percent(&mut self, l: &'h Expr<'h>, r: &'h Expr<'h>, dst: Reg, pos: Pos) -> Result<bool> {
+        let mut lit = l;
+        while let ExprKind::Paren(x) = &lit.kind {
+            lit = x;
+        }
+        let ExprKind::Literal(Literal::String(text)) = &lit.kind else {
+            return Ok(false);
+        };
+        if self.templates.len() > u16::MAX as usize || self.const_of(r)?.is_some() {
+            return Ok(false);
+        }
+        let Some((pieces, nconv)) = crate::template::parse(text.as_bytes()) else {
+            return Ok(false);
+        };
+        let mut items = r;
+        while let ExprKind::Paren(x) = &items.kind {
+            items = x;
+        }
+        let spread = matches!(&items.kind, ExprKind::Tuple(xs) if xs.len() == nconv as usize);
+        // `l` is a literal: evaluating it first, as the operator does, has
+        // no effect to keep.
+        let src = match &items.kind {
+            ExprKind::Tuple(xs) if spread => self.consecutive(xs, pos)?.0,
+            _ => self.operand_reg(r)?,
+        };
+        let bump = self.env.heap.bump;
+        let t = self.templates.len() as u16;
+        self.templates.push(Template {
+            text: text.as_bytes(),
+            pieces: bump.alloc_slice_copy(&pieces),
+            nconv,
+            spread,
+        });
+        self.emit(Instr::Percent { dst, t, src }, pos)?;
+        Ok(true)
     }
 
     /// A chain of `+`: like starlark-go, adjacent string literals and

@@ -1449,6 +1449,12 @@ impl<'h> Thread<'h> {
                     );
                     reg!(dst) = tri!(sem::slice(heap, x, lo, hi, step));
                 }
+                Instr::Percent { dst, t, src } => {
+                    let t = &code.templates[t as usize];
+                    let s = self.frame_base() + src as usize;
+                    let v = tri!(sem::percent(heap, t, &self.stack[s..s + t.nargs()]));
+                    reg!(dst) = v;
+                }
                 Instr::MakeList { dst, base: b, n } => {
                     let base = self.frame_base();
                     let s = base + b as usize;

@@ -30,6 +30,7 @@ pub(crate) mod heap;
 pub(crate) mod interp;
 pub(crate) mod opcode;
 pub(crate) mod ops;
+pub(crate) mod template;
 pub(crate) mod text;
 pub(crate) mod value;
 pub(crate) mod verify;

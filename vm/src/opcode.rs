@@ -7,6 +7,7 @@
 //! is two instructions with no loads. Every instruction has a source
 //! position beside it in [`Code::positions`]; an error is reported there.
 
+use crate::template::Template;
 use crate::value::Value;
 use codemode_lang::ast::Pos;
 use std::cell::Cell;
@@ -327,6 +328,16 @@ pub enum Instr {
         i: Rk,
         hint: u16,
     },
+    /// `r[dst] = templates[t] % args`: a `%` whose left operand is a
+    /// string literal read into a [`Template`] when compiled. The
+    /// arguments are `r[src]`, or the `nconv` registers from `r[src]` when
+    /// the template is `spread` (the items of a tuple display, no tuple
+    /// built).
+    Percent {
+        dst: Reg,
+        t: u16,
+        src: Reg,
+    },
     /// `r[x][i] = r[src]` (`hint` as for [`Instr::Index`]).
     SetIndex {
         x: Reg,
@@ -564,6 +575,8 @@ pub struct Code<'h> {
     /// for the record before; a hint is only ever a guess, checked before
     /// it is used (see [`crate::dict::DictMap::get_str_hinted`]).
     pub hints: &'h [Cell<u32>],
+    /// The `%` templates of [`Instr::Percent`].
+    pub templates: &'h [Template<'h>],
     /// Functions defined in this one, for [`Instr::MakeFunction`].
     pub functions: &'h [&'h Code<'h>],
     pub params: Params<'h>,
@@ -730,6 +743,16 @@ impl Code<'_> {
             }
             Index { dst, x, i, .. } => format!("index r{dst} = r{x}[{}]", self.rk(*i)),
             SetIndex { x, i, src, .. } => format!("setindex r{x}[{}] = r{src}", self.rk(*i)),
+            Percent { dst, t, src } => {
+                let t = &self.templates[*t as usize];
+                let mut text = String::new();
+                crate::format::write_quoted(&mut text, t.text, false);
+                if t.spread {
+                    format!("percent r{dst} = {text} % r{src}..+{}", t.nconv)
+                } else {
+                    format!("percent r{dst} = {text} % r{src}")
+                }
+            }
             Slice { dst, base } => format!(
                 "slice r{dst} = r{base}[r{}:r{}:r{}]",
                 base + 1,

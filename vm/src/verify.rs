@@ -207,6 +207,13 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 reg(pc, src)?;
                 hint_cell(pc, hint)?;
             }
+            Percent { dst, t, src } => {
+                reg(pc, dst)?;
+                let Some(t) = code.templates.get(t as usize) else {
+                    return Err(bad(code, pc, "template out of range"));
+                };
+                range(pc, src, t.nargs())?;
+            }
             Slice { dst, base } => {
                 reg(pc, dst)?;
                 range(pc, base, 4)?;

@@ -163,3 +163,33 @@ fn and_or_on_the_target_itself_writes_it_in_place() {
         "{listing}"
     );
 }
+
+#[test]
+fn percent_of_a_literal_reads_a_tuple_display_in_place() {
+    let src = "def main():\n    n = 2\n    t = (n,)\n    return [\"%s=%d%%\" % (\"k\", n), \"r%d\" % n, \"%d\" % t, \"%d %d\" % (n,), \"%r\" % n, \"%d\" % 5]\n";
+    let listing = disassemble(src, &[]).unwrap();
+    let main = body_of(&listing, "main");
+    let percents: Vec<&String> = main.iter().filter(|l| l.starts_with("percent ")).collect();
+    assert_eq!(
+        percents,
+        vec![
+            "percent r3 = \"%s=%d%%\" % r9..+2",
+            "percent r4 = \"r%d\" % r0",
+            "percent r5 = \"%d\" % r1",
+            "percent r6 = \"%d %d\" % r9",
+        ],
+        "{listing}"
+    );
+    // A display of another length than the conversions is a tuple; `%r`
+    // and a constant operand keep the operator.
+    assert_eq!(
+        main.iter().filter(|l| l.starts_with("maketuple ")).count(),
+        2,
+        "{listing}"
+    );
+    assert_eq!(
+        main.iter().filter(|l| l.starts_with("mod ")).count(),
+        2,
+        "{listing}"
+    );
+}

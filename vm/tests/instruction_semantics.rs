@@ -75,6 +75,18 @@ const CASES: &[Case] = &[
         outcome: r#"[[0,1,2,3,4,"t0",2,"t1",4],2,1,3,{"id":7,"tag":"t0"}]"#,
     },
     Case {
+        name: "percent_templates",
+        src: r#"def main():
+    t = (1, "b")
+    out = ["r%d" % 4, "%d:%s" % t, "%s-%s%%" % ("a", 2), "%d" % (5,), "%s" % None, "%d/%d" % (1.0, 2)]
+    for i in range(3):
+        out.append("k%d=%s" % (i, out[i]))
+    return out
+"#,
+        steps: 44,
+        outcome: r#"["r4","1:b","a-2%","5","None","1/2","k0=r4","k1=1:b","k2=a-2%"]"#,
+    },
+    Case {
         name: "int_arith",
         src: r#"def main():
     x = 9223372036854775807

@@ -477,6 +477,14 @@ impl<'h> Thread<'h> {
                         reg!(b + 3)
                     ));
                 }
+                Instr::Percent { dst, t, src } => {
+                    // SAFETY: `verify` proved the template index in range,
+                    // and its argument registers `r[src..src+nargs]`.
+                    let t = unsafe { code.templates.get_unchecked(t as usize) };
+                    let args =
+                        unsafe { std::slice::from_raw_parts(regs.add(src as usize), t.nargs()) };
+                    reg!(dst) = tri!(sem::percent(heap, t, args));
+                }
                 Instr::Unpack { base: b, src, n } => {
                     let Some(items) = sem::unpack_tuple(reg!(src), n) else {
                         bail!()

@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::heap::Heap;
 use crate::opcode::{CallSite, InPlace};
 use crate::ops;
+use crate::template::Template;
 use crate::value::*;
 use codemode_lang::ast::{BinOp, UnaryOp};
 use std::cell::Cell;
@@ -662,6 +663,39 @@ pub(super) fn builtin_in_place<'h>(
         };
     }
     None
+}
+
+/// `Percent`: the template's text for `args` (see [`Template::nargs`]),
+/// by the operator's general path when the template's quick one declines.
+#[inline]
+pub(super) fn percent<'h>(
+    heap: Heap<'h>,
+    t: &Template<'h>,
+    args: &[Value<'h>],
+) -> Result<Value<'h>> {
+    let items = match args {
+        _ if t.spread => args,
+        [Value::Tuple(tuple)] => tuple.items,
+        _ => args,
+    };
+    match t.quick(heap, items) {
+        Some(r) => r,
+        None => percent_general(heap, t, args),
+    }
+}
+
+/// `Percent` by the `%` operator's own path: its arguments as the operator
+/// sees them (a spread template's registers as the tuple its display
+/// makes).
+#[cold]
+#[inline(never)]
+fn percent_general<'h>(heap: Heap<'h>, t: &Template<'h>, args: &[Value<'h>]) -> Result<Value<'h>> {
+    let arg = match args {
+        _ if t.spread => heap.tuple(args)?,
+        [a] => *a,
+        _ => return Err(Error::msg("internal error: percent arguments")),
+    };
+    crate::format::percent(heap, t.text, arg)
 }
 
 /// The list `xs` of a call `xs.append(x)` at `site` that is done in place:
