@@ -1376,6 +1376,11 @@ impl<'h> Thread<'h> {
                         reg!(dst) = tri!(v);
                         continue;
                     }
+                    // The commonest string methods: in place too.
+                    if let Some(v) = sem::str_method_in_place(self, site, recv, args) {
+                        reg!(dst) = tri!(v);
+                        continue;
+                    }
                     positional.clear();
                     named.clear();
                     if site.plain {

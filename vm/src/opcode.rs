@@ -469,6 +469,20 @@ pub enum InPlace {
     /// `x.setdefault(k)` or `x.setdefault(k, default)`, as `Get`; a key
     /// absent is added when the dict may be changed.
     SetDefault,
+    /// `x.startswith(s)` / `x.endswith(s)` of two strings.
+    StartsWith,
+    EndsWith,
+    /// `x.strip()`, `x.lstrip()`, `x.rstrip()` of a string: white space.
+    Strip,
+    LStrip,
+    RStrip,
+    /// `x.lower()` / `x.upper()` of a string.
+    Lower,
+    Upper,
+    /// `x.split(sep)` of two strings, `sep` not empty.
+    Split,
+    /// `x.replace(old, new)` of three strings.
+    Replace,
 }
 
 /// How a call passes its arguments. The callee (or receiver) is `r[base]`;

@@ -87,6 +87,20 @@ const CASES: &[Case] = &[
         outcome: r#"["r4","1:b","a-2%","5","None","1/2","k0=r4","k1=1:b","k2=a-2%"]"#,
     },
     Case {
+        name: "string_methods_in_place",
+        src: r#"def main():
+    out = []
+    for line in ["  GET /a/b?x=1 ", "\tPOST /C\n", "put /x/y"]:
+        parts = line.strip().split(" ")
+        path = parts[1].split("?")[0]
+        out.append([parts[0].upper(), parts[0].lower(), path.startswith("/a"), path.endswith("/y"),
+                    path.replace("/", "."), line.lstrip(), line.rstrip(), path.split("/")])
+    return out
+"#,
+        steps: 112,
+        outcome: r#"[["GET","get",true,false,".a.b","GET /a/b?x=1 ","  GET /a/b?x=1",["","a","b"]],["POST","post",false,false,".C","POST /C\n","\tPOST /C",["","C"]],["PUT","put",false,true,".x.y","put /x/y","put /x/y",["","x","y"]]]"#,
+    },
+    Case {
         name: "int_arith",
         src: r#"def main():
     x = 9223372036854775807

@@ -195,26 +195,34 @@ fn any_byte(th: &Thread<'_>, s: &[u8], f: fn(&u8) -> bool) -> Result<bool> {
 fn lower<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("lower", a, 0, 0)?;
     let s = recv(a)?;
-    if s.is_ascii() {
-        if !any_byte(th, s, u8::is_ascii_uppercase)? {
-            // Nothing to change: the string itself (strings are immutable).
-            return Ok(a.recv());
-        }
-        return map_ascii(th, s, false);
-    }
-    map_chars(th, s, |_, c| to_lower(c))
+    change_case(th, a.recv(), s, false)
 }
 
 fn upper<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     positional("upper", a, 0, 0)?;
     let s = recv(a)?;
+    change_case(th, a.recv(), s, true)
+}
+
+/// `recv.upper()` (or `lower()`) of the string `recv` whose text is `s`.
+pub(crate) fn change_case<'h>(th: &Thread<'h>, recv: Value<'h>, s: &[u8], upper: bool) -> R<'h> {
     if s.is_ascii() {
-        if !any_byte(th, s, u8::is_ascii_lowercase)? {
-            return Ok(a.recv());
+        let other_case = if upper {
+            u8::is_ascii_lowercase
+        } else {
+            u8::is_ascii_uppercase
+        };
+        if !any_byte(th, s, other_case)? {
+            // Nothing to change: the string itself (strings are immutable).
+            return Ok(recv);
         }
-        return map_ascii(th, s, true);
+        return map_ascii(th, s, upper);
     }
-    map_chars(th, s, |_, c| to_upper(c))
+    if upper {
+        map_chars(th, s, |_, c| to_upper(c))
+    } else {
+        map_chars(th, s, |_, c| to_lower(c))
+    }
 }
 
 fn title<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -425,14 +433,7 @@ fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) ->
     let s = recv(a)?;
     let (start, end) = bounds(th, p, name, s.len())?;
     let b = &s[start..end.max(start)];
-    let test = |x: &[u8]| -> Result<bool> {
-        th.budget.charge_bytes(x.len())?;
-        Ok(if ends {
-            b.ends_with(x)
-        } else {
-            b.starts_with(x)
-        })
-    };
+    let test = |x: &[u8]| affix(th, b, x, ends);
     match p[0] {
         Value::Str(x) => Ok(Value::Bool(test(x.text)?)),
         Value::Tuple(t) => {
@@ -454,6 +455,17 @@ fn starts_ends<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, ends: bool) ->
             x.type_name()
         ))),
     }
+}
+
+/// Whether `s` starts (or `ends`) with `x`, whose bytes are charged.
+#[inline(always)]
+pub(crate) fn affix(th: &Thread<'_>, s: &[u8], x: &[u8], ends: bool) -> Result<bool> {
+    th.budget.charge_bytes(x.len())?;
+    Ok(if ends {
+        s.ends_with(x)
+    } else {
+        s.starts_with(x)
+    })
 }
 
 fn startswith<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -560,15 +572,34 @@ fn strip_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str, left: bool, rig
     let p = positional(name, a, 0, 1)?;
     let chars = pos(name, p, 0, args::want_str)?.unwrap_or(b"");
     let s = recv(a)?;
-    let (from, to) = if chars.is_empty() {
-        trim_ascii_space(th, s, left, right)?
-    } else {
-        let set = CharSet::new(th, chars)?;
-        trim(th, s, left, right, |c| set.contains(c))?
-    };
+    if chars.is_empty() {
+        return strip_space(th, a.recv(), s, left, right);
+    }
+    let set = CharSet::new(th, chars)?;
+    let (from, to) = trim(th, s, left, right, |c| set.contains(c))?;
+    stripped(th, a.recv(), s, from, to)
+}
+
+/// `recv.strip()` (`lstrip()` with only `left`, `rstrip()` with only
+/// `right`) of the string `recv` whose text is `s`: white space stripped.
+#[inline]
+pub(crate) fn strip_space<'h>(
+    th: &Thread<'h>,
+    recv: Value<'h>,
+    s: &'h [u8],
+    left: bool,
+    right: bool,
+) -> R<'h> {
+    let (from, to) = trim_ascii_space(th, s, left, right)?;
+    stripped(th, recv, s, from, to)
+}
+
+/// The string `recv` (whose text is `s`) cut to `s[from..to]`.
+#[inline]
+fn stripped<'h>(th: &Thread<'h>, recv: Value<'h>, s: &'h [u8], from: usize, to: usize) -> R<'h> {
     if (from, to) == (0, s.len()) {
         // Nothing stripped: the string itself (strings are immutable).
-        return Ok(a.recv());
+        return Ok(recv);
     }
     th.heap.str_in_arena(&s[from..to])
 }
@@ -690,8 +721,25 @@ fn replace<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let new = pos("replace", p, 1, args::want_str)?.unwrap_or(b"");
     let limit = pos("replace", p, 2, args::want_int)?.unwrap_or(-1);
     let s = recv(a)?;
+    replace_text(
+        th,
+        s,
+        old,
+        new,
+        usize::try_from(limit).unwrap_or(usize::MAX),
+    )
+}
+
+/// `s.replace(old, new, limit)` of the text `s` (every match when `limit`
+/// is `usize::MAX`).
+pub(crate) fn replace_text<'h>(
+    th: &Thread<'h>,
+    s: &[u8],
+    old: &[u8],
+    new: &[u8],
+    limit: usize,
+) -> R<'h> {
     let budget = th.budget;
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     // Matches of a non-empty `old` are found twice: counted to charge the
     // result, then copied around. The first few are remembered, so a short
     // string is searched once.
@@ -989,8 +1037,7 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
                 return Err(Error::msg("split: empty separator"));
             }
             match max {
-                None if sep.len() == 1 => split_byte(th, s, sep[0]),
-                None => split_at(th, s, sep, 0, usize::MAX),
+                None => split_all(th, s, sep),
                 Some(m) if name == "split" => split_at(th, s, sep, 0, m),
                 Some(m) => {
                     // Go splits fully, then rejoins the leading excess: the
@@ -1004,6 +1051,16 @@ fn split_impl<'h>(th: &Thread<'h>, a: &Args<'h, '_>, name: &str) -> R<'h> {
             "split: got {} for separator, want string",
             x.type_name()
         ))),
+    }
+}
+
+/// `s.split(sep)` (or `rsplit`) of the text `s` at every occurrence of the
+/// non-empty separator `sep`.
+#[inline]
+pub(crate) fn split_all<'h>(th: &Thread<'h>, s: &'h [u8], sep: &[u8]) -> R<'h> {
+    match sep {
+        [b] => split_byte(th, s, *b),
+        _ => split_at(th, s, sep, 0, usize::MAX),
     }
 }
 

@@ -518,6 +518,11 @@ impl<'h> Thread<'h> {
                         std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                     }) {
                         reg!(dst) = tri!(v);
+                    } else if let Some(v) = sem::str_method_in_place(self, site, recv, unsafe {
+                        // SAFETY: as above.
+                        std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
+                    }) {
+                        reg!(dst) = tri!(v);
                     } else if site.plain {
                         // Other builtin methods with plain arguments. No
                         // method runs Starlark or touches the frames or the

@@ -665,6 +665,44 @@ pub(super) fn builtin_in_place<'h>(
     None
 }
 
+/// A string method called at `site` that is done in place: the commonest
+/// calls of `startswith`, `endswith`, `strip`, `lstrip`, `rstrip`,
+/// `lower`, `upper`, `split` and `replace`, on a string with string
+/// arguments, by the routines the builtins use (the same results and
+/// charges) without the builtin call's argument checks. `None`: the call
+/// takes its general path (another receiver or argument kind, an empty
+/// separator), which reports every error.
+#[inline(always)]
+pub(super) fn str_method_in_place<'h>(
+    th: &super::Thread<'h>,
+    site: &CallSite<'_>,
+    recv: Value<'h>,
+    args: &[Value<'h>],
+) -> Option<Result<Value<'h>>> {
+    use crate::builtins::string as s;
+    let Value::Str(x) = recv else { return None };
+    let x = x.text;
+    let text = |i: usize| match args.get(i) {
+        Some(Value::Str(a)) => Some(a.text),
+        _ => None,
+    };
+    Some(match site.in_place {
+        InPlace::StartsWith => s::affix(th, x, text(0)?, false).map(Value::Bool),
+        InPlace::EndsWith => s::affix(th, x, text(0)?, true).map(Value::Bool),
+        InPlace::Strip => s::strip_space(th, recv, x, true, true),
+        InPlace::LStrip => s::strip_space(th, recv, x, true, false),
+        InPlace::RStrip => s::strip_space(th, recv, x, false, true),
+        InPlace::Lower => s::change_case(th, recv, x, false),
+        InPlace::Upper => s::change_case(th, recv, x, true),
+        InPlace::Split => match text(0)? {
+            [] => return None,
+            sep => s::split_all(th, x, sep),
+        },
+        InPlace::Replace => s::replace_text(th, x, text(0)?, text(1)?, usize::MAX),
+        _ => return None,
+    })
+}
+
 /// `Percent`: the template's text for `args` (see [`Template::nargs`]),
 /// by the operator's general path when the template's quick one declines.
 #[inline]
