@@ -7,7 +7,8 @@
 //! jumps, range and list loops, methods given their arguments in place,
 //! dict tables and strings built in one block with their object (grown,
 //! compacted, copied), index hints, membership and sorts decided in place,
-//! method caches keyed on the tag word — each with its exact result (the
+//! method caches keyed on the tag word, `%` templates and string methods
+//! done at their call sites — each with its exact result (the
 //! newest checked against starlark-go).
 //!
 //! Run under Miri (a few minutes; see `docs/architecture.md`, "Miri"):
@@ -288,5 +289,32 @@ def main():
         Ok(
             r#"[[null,1,2],["k0","k0","k0","k0"],[11,10,9,8,7],["a","a","a","a","a","ab"],["x","y","z"],[1,1,0],["k0=63","k1=70","k2=57"],11,["","x"]]"#
         )
+    );
+}
+
+#[test]
+fn percent_templates_string_methods_in_place_and_empty_concatenation() {
+    // `%` templates with their arguments read from registers (a tuple
+    // display) or from one value, the quick text and the operator's own
+    // path; string methods done at their call sites; `+` with an empty
+    // side giving the other string.
+    let src = r#"
+def main():
+    out = []
+    for i in range(6):
+        line = "  %s %d /a/%d?x=%s  " % ("GET" if i % 2 else "put", i, i * 7, "v%d" % i)
+        parts = line.strip().split(" ")
+        path = parts[2].split("?")[0]
+        key = path.replace("/a/", "").upper() + ("" if i % 3 else "!")
+        out.append("%s|%s|%s" % (parts[0].lower(), key, path.startswith("/a") and not path.endswith("0")))
+    t = (1, "b")
+    out.append("%d-%s" % t)
+    out.append("%d %s" % (2.0, None))
+    out.append("" + out[0] + "")
+    return out
+"#;
+    assert_eq!(
+        run(src),
+        r#"["put|0!|False","get|7|True","put|14|True","get|21!|True","put|28|True","get|35|True","1-b","2 None","put|0!|False"]"#
     );
 }

@@ -160,6 +160,24 @@ macro_rules! operators {
     (@op Unary) => { UnaryOp };
 }
 
+/// `a + b` of the strings `a` (text `x`) and `b` (text `y`): when either
+/// is empty, the other one itself (strings are immutable and have no
+/// identity a program can see), else a new string.
+#[inline(always)]
+fn concat<'h>(
+    heap: Heap<'h>,
+    a: &Value<'h>,
+    x: &StrObj<'h>,
+    b: &Value<'h>,
+    y: &StrObj<'h>,
+) -> Result<Value<'h>> {
+    match (x.text.is_empty(), y.text.is_empty()) {
+        (_, true) => Ok(*a),
+        (true, false) => Ok(*b),
+        (false, false) => heap.concat(x.text, y.text),
+    }
+}
+
 operators! {
     /// `+`: ints in place, two strings concatenated, the rest in `ops`.
     Add: Binary(BinOp::Add) {
@@ -171,7 +189,7 @@ operators! {
         #[inline(never)]
         fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
             match (a, b) {
-                (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
+                (Value::Str(x), Value::Str(y)) => concat(heap, a, x, b, y),
                 _ => ops::binary(heap, BinOp::Add, *a, *b),
             }
         }
@@ -186,7 +204,7 @@ operators! {
         #[inline(never)]
         fn general<'h>(heap: Heap<'h>, a: &Value<'h>, b: &Value<'h>) -> Result<Value<'h>> {
             match (a, b) {
-                (Value::Str(x), Value::Str(y)) => heap.concat(x.text, y.text),
+                (Value::Str(x), Value::Str(y)) => concat(heap, a, x, b, y),
                 _ => ops::inplace_add(heap, *a, *b),
             }
         }
