@@ -132,9 +132,11 @@ impl<'h> Template<'h> {
         if items.len() != self.nconv as usize {
             return None;
         }
-        if let [pre, conv, post] = self.pieces {
-            if let (Piece::Text(pre), Piece::Text(post)) = (pre, post) {
-                return self.quick_one(heap, pre, *conv, items[0], post);
+        // (Three runs, as of "a%%b%%c", are not this shape: the middle
+        // piece must be the one conversion.)
+        if let ([Piece::Text(pre), conv, Piece::Text(post)], [v]) = (self.pieces, items) {
+            if !matches!(conv, Piece::Text(_)) {
+                return self.quick_one(heap, pre, *conv, *v, post);
             }
         }
         let mut ints = [itoa::Buffer::new(); MAX_CONV];
@@ -256,6 +258,15 @@ mod tests {
         assert_eq!((p, n), (vec![], 0));
         let (p, n) = parse(b"%%").unwrap();
         assert_eq!((p, n), (vec![Piece::Text(b"%")], 0));
+        // Three runs and no conversion: not the one-conversion shape.
+        let (p, n) = parse(b"a%%b%%c").unwrap();
+        assert_eq!(
+            (p, n),
+            (
+                vec![Piece::Text(b"a%"), Piece::Text(b"b%"), Piece::Text(b"c")],
+                0
+            )
+        );
     }
 
     #[test]
