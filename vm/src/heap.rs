@@ -65,9 +65,17 @@ impl<'h> Heap<'h> {
 
     /// A string of the `len` bytes of `parts`, already charged. The object
     /// and its text are one arena block (the text right after the object):
-    /// a new string is one allocation and one copy per part.
-    #[inline]
+    /// a new string is one allocation and one copy per part. (Out of
+    /// line: written into its callers, it made them slower.)
+    #[inline(never)]
     fn str_block(&self, parts: &[&[u8]], len: usize) -> Value<'h> {
+        self.str_block_inline(parts, len)
+    }
+
+    /// [`Heap::str_block`] written where it is called: for `concat`, whose
+    /// two parts are then copied without a loop over them.
+    #[inline(always)]
+    fn str_block_inline(&self, parts: &[&[u8]], len: usize) -> Value<'h> {
         // A charged `len` is far below `isize::MAX`, so the layout is
         // valid.
         let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
@@ -99,7 +107,7 @@ impl<'h> Heap<'h> {
         if total > 1024 {
             self.budget.charge_bytes(total)?;
         }
-        Ok(self.str_block(&[a, b], total))
+        Ok(self.str_block_inline(&[a, b], total))
     }
 
     /// A string value for bytes that already live in the arena.
