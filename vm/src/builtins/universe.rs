@@ -671,15 +671,10 @@ fn sorted<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     let x = u.conv(0, args::want_iterable)?.unwrap_or(Value::None);
     let key = u.conv(1, args::want_callable)?;
     let reverse = u.conv(2, args::want_bool)?.unwrap_or(false);
-    if key.is_none()
-        && args::iter_len(x) <= SMALL_SORT
-        && matches!(x, Value::List(_) | Value::Tuple(_))
-    {
-        // A few items sorted as they are (no key runs Starlark that could
-        // change the list meanwhile): no copy of them first.
-        return args::with_items(th.budget, x, |values| {
-            small_sorted(th, values, values, reverse)
-        });
+    if key.is_none() {
+        if let Some(r) = sorted_few(th, x, reverse) {
+            return r;
+        }
     }
     let values = collect_items(th.budget, x)?;
     let keyed: Vec<Value<'h>>;
@@ -722,6 +717,20 @@ fn sort_failure(th: &Thread<'_>, keys: &[Value<'_>], reverse: bool, e: Error) ->
         Ok(found) => found.unwrap_or(e),
         Err(limit) => limit,
     }
+}
+
+/// `sorted(x)` (`reverse` for `reverse=True`) without a key, of a list or
+/// tuple of at most [`SMALL_SORT`] items: the items sorted as they are
+/// (no key runs Starlark that could change the list meanwhile), without a
+/// copy of them first. `None` for any other `x`.
+#[inline]
+pub(crate) fn sorted_few<'h>(th: &Thread<'h>, x: Value<'h>, reverse: bool) -> Option<R<'h>> {
+    if !matches!(x, Value::List(_) | Value::Tuple(_)) || args::iter_len(x) > SMALL_SORT {
+        return None;
+    }
+    Some(args::with_items(th.budget, x, |values| {
+        small_sorted(th, values, values, reverse)
+    }))
 }
 
 /// The list of `values` (at most [`SMALL_SORT`]) ordered by their `keys`:
