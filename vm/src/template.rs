@@ -215,58 +215,40 @@ mod tests {
 
     #[test]
     fn pieces_of_templates() {
-        let (p, n) = parse(b"r%d").unwrap();
-        assert_eq!(
-            (p, n),
-            (vec![Piece::Text(b"r"), Piece::Int, Piece::Text(b"")], 1)
-        );
-        let (p, n) = parse(b"%s").unwrap();
-        assert_eq!(
-            (p, n),
-            (vec![Piece::Text(b""), Piece::Str, Piece::Text(b"")], 1)
-        );
-        let (p, n) = parse(b"<%s>").unwrap();
-        assert_eq!(
-            (p, n),
-            (vec![Piece::Text(b"<"), Piece::Str, Piece::Text(b">")], 1)
-        );
-        let (p, n) = parse(b"%s: %d%%").unwrap();
-        assert_eq!(
-            (p, n),
+        use Piece::{Int, Str, Text};
+        let cases: &[(&[u8], &[Piece<'_>], u16)] = &[
+            // One conversion: a run on each side, either empty.
+            (b"r%d", &[Text(b"r"), Int, Text(b"")], 1),
+            (b"%s", &[Text(b""), Str, Text(b"")], 1),
+            (b"<%s>", &[Text(b"<"), Str, Text(b">")], 1),
+            (b"%s: %d%%", &[Str, Text(b": "), Int, Text(b"%")], 2),
+            // `%%` ends a run after its first `%`.
             (
-                vec![
-                    Piece::Str,
-                    Piece::Text(b": "),
-                    Piece::Int,
-                    Piece::Text(b"%")
+                b"100%% of %s%%, %%%% done",
+                &[
+                    Text(b"100%"),
+                    Text(b" of "),
+                    Str,
+                    Text(b"%"),
+                    Text(b", %"),
+                    Text(b"%"),
+                    Text(b" done"),
                 ],
-                2
-            )
-        );
-        let (p, n) = parse(b"100%% of %s%%, %%%% done").unwrap();
-        let want = [
-            Piece::Text(b"100%"),
-            Piece::Text(b" of "),
-            Piece::Str,
-            Piece::Text(b"%"),
-            Piece::Text(b", %"),
-            Piece::Text(b"%"),
-            Piece::Text(b" done"),
+                1,
+            ),
+            (b"", &[], 0),
+            (b"%%", &[Text(b"%")], 0),
+            // Three runs and no conversion: not the one-conversion shape.
+            (b"a%%b%%c", &[Text(b"a%"), Text(b"b%"), Text(b"c")], 0),
         ];
-        assert_eq!((p, n), (want.to_vec(), 1));
-        let (p, n) = parse(b"").unwrap();
-        assert_eq!((p, n), (vec![], 0));
-        let (p, n) = parse(b"%%").unwrap();
-        assert_eq!((p, n), (vec![Piece::Text(b"%")], 0));
-        // Three runs and no conversion: not the one-conversion shape.
-        let (p, n) = parse(b"a%%b%%c").unwrap();
-        assert_eq!(
-            (p, n),
-            (
-                vec![Piece::Text(b"a%"), Piece::Text(b"b%"), Piece::Text(b"c")],
-                0
-            )
-        );
+        for &(text, pieces, n) in cases {
+            assert_eq!(
+                parse(text),
+                Some((pieces.to_vec(), n)),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
     }
 
     #[test]
