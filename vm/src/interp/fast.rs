@@ -550,12 +550,14 @@ impl<'h> Thread<'h> {
                     let func = match reg!(b) {
                         Value::Function(func) => func,
                         Value::Builtin(f) if site.plain && site.npos as usize <= MAX_FAST_ARGS => {
-                            reg!(dst) = tri!(match sem::builtin_in_place(
-                                heap,
-                                f,
-                                site,
-                                reg!(b as usize + 1)
-                            ) {
+                            // The argument register exists only when there
+                            // is an argument (`verify` proved `r[b..b+1+npos]`
+                            // in range, and no more).
+                            let quick = match site.npos {
+                                1 => sem::builtin_in_place(heap, f, site, reg!(b as usize + 1)),
+                                _ => None,
+                            };
+                            reg!(dst) = tri!(match quick {
                                 Some(r) => r,
                                 None => call_out!(f, None, b, site.npos as usize),
                             });
