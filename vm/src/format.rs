@@ -925,7 +925,7 @@ pub fn percent<'h>(heap: Heap<'h>, format: &[u8], args: Value<'h>) -> Result<Val
 }
 
 /// The longest text [`ShortText`] holds.
-const SHORT_TEXT: usize = 256;
+pub(crate) const SHORT_TEXT: usize = 256;
 
 /// A short text written on the stack (by `format`'s short path), then
 /// copied into the heap once: the strings and ints of a
@@ -1005,9 +1005,9 @@ impl ShortText {
 }
 
 /// Conversions [`percent_short`] takes at most.
-const SHORT_ARGS: usize = 8;
+pub(crate) const SHORT_ARGS: usize = 8;
 /// Pieces (literal runs, `%%`, values) [`percent_short`] takes at most.
-const SHORT_PARTS: usize = 24;
+pub(crate) const SHORT_PARTS: usize = 24;
 
 /// The commonest interpolations (`"user%d" % i`, `"%s: %d" % (k, n)`):
 /// only `%s`, `%d` and `%%`, of strings and ints (`%d` of ints only), at

@@ -45,13 +45,10 @@ pub struct Template<'h> {
     pub spread: bool,
 }
 
-/// Conversions the operator's quick path takes at most.
-const MAX_CONV: usize = 8;
-/// Parts (literal runs, `%%`, values) the operator's quick path notes at
-/// most.
-const MAX_PARTS: usize = 24;
-/// The longest text the operator's quick path makes.
-const MAX_TEXT: usize = 256;
+// The operator's quick path's bounds (`format::percent_short`), which a
+// template must keep to take the same texts: conversions, parts (literal
+// runs, `%%`, values) and bytes of text.
+use crate::format::{SHORT_ARGS as MAX_CONV, SHORT_PARTS as MAX_PARTS, SHORT_TEXT as MAX_TEXT};
 
 /// The pieces of `text` when it is a template the operator's quick path
 /// reads whole (only `%s`, `%d` and `%%`, at most [`MAX_CONV`] conversions
