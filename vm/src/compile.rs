@@ -143,6 +143,7 @@ struct FnCompiler<'h, 'e> {
     /// Index sites numbered so far (see [`Code::hints`]).
     hints: usize,
     templates: BumpVec<'h, Template<'h>>,
+    records: BumpVec<'h, Record<'h>>,
     functions: BumpVec<'h, &'h Code<'h>>,
     locals: &'h [Local<'h>],
     freevars: &'h [FreeVar<'h>],
@@ -199,6 +200,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             sites: BumpVec::with_capacity_in(16, bump),
             hints: 0,
             templates: BumpVec::new_in(bump),
+            records: BumpVec::new_in(bump),
             functions: BumpVec::new_in(bump),
             locals: scope.locals,
             freevars: scope.freevars,
@@ -242,6 +244,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             sites: self.sites.into_bump_slice(),
             hints: bump.alloc_slice_fill_with(self.hints.min(HINT_CELLS), |_| Cell::new(0)),
             templates: self.templates.into_bump_slice(),
+            records: self.records.into_bump_slice(),
             functions: self.functions.into_bump_slice(),
             params,
             nregs: self.max_reg as u16,
@@ -867,6 +870,9 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Ok(())
             }
             ExprKind::Dict(entries) => {
+                if self.record(entries, dst, pos)? {
+                    return Ok(());
+                }
                 let n = entries.len().min(MAX_OPERAND) as u16;
                 self.emit(Instr::MakeDict { dst, n }, pos)?;
                 let known_new = distinct_str_literals(entries);
@@ -1069,13 +1075,51 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         };
         let bump = self.env.heap.bump;
         let t = self.templates.len() as u16;
-        self.templates.push(Template {
-            text: text.as_bytes(),
-            pieces: bump.alloc_slice_copy(&pieces),
+        self.templates.push(Template::new(
+            text.as_bytes(),
+            bump.alloc_slice_copy(&pieces),
             nconv,
             spread,
-        });
+        ));
         self.emit(Instr::Percent { dst, t, src }, pos)?;
+        Ok(true)
+    }
+
+    /// A dict display of 1 to [`RECORD_KEYS`] distinct string literal keys
+    /// as one [`Instr::MakeRecord`]: each value as an operand, in order (a
+    /// local is read where it is: no expression writes a local of its
+    /// function, a comprehension's variables being its own), then the
+    /// dict. Whether it was.
+    fn record(&mut self, entries: &'h [DictEntry<'h>], dst: Reg, pos: Pos) -> Result<bool> {
+        if entries.is_empty()
+            || entries.len() > RECORD_KEYS
+            || self.records.len() > u16::MAX as usize
+            || !distinct_str_literals(entries)
+        {
+            return Ok(false);
+        }
+        let bump = self.env.heap.bump;
+        let mut keys = BumpVec::with_capacity_in(entries.len(), bump);
+        let mut hashes = BumpVec::with_capacity_in(entries.len(), bump);
+        for ent in entries {
+            let Some(k) = self.const_of(ent.key)? else {
+                return Ok(false);
+            };
+            let key = self.consts[k as usize];
+            keys.push(key);
+            hashes.push(crate::hash::hash_in(self.env.heap.budget, key)?);
+        }
+        let mut srcs = BumpVec::with_capacity_in(entries.len(), bump);
+        for ent in entries {
+            srcs.push(self.operand_reg(ent.value)?);
+        }
+        let rec = self.records.len() as u16;
+        self.records.push(Record {
+            keys: keys.into_bump_slice(),
+            hashes: hashes.into_bump_slice(),
+            srcs: srcs.into_bump_slice(),
+        });
+        self.emit(Instr::MakeRecord { dst, rec }, pos)?;
         Ok(true)
     }
 

@@ -478,6 +478,40 @@ impl<'h> DictMap<'h> {
         true
     }
 
+    /// Fills an empty map with room for them with the distinct `keys`
+    /// (at most [`LINEAR_MAX`], so no index), whose hashes are `hashes`,
+    /// and `values`, as many: a record display's entries written in one
+    /// pass, as adding each in turn would write them.
+    #[inline(always)]
+    pub fn fill_distinct(
+        &mut self,
+        keys: &[Value<'h>],
+        hashes: &[u32],
+        values: impl Iterator<Item = Value<'h>>,
+    ) -> Result<()> {
+        let n = keys.len();
+        if self.len != 0 || n > self.cap as usize || n > LINEAR_MAX || hashes.len() != n {
+            return Err(Error::msg("internal error: record table"));
+        }
+        let mut at = self.entries.as_ptr();
+        for ((&key, &hash), value) in keys.iter().zip(hashes).zip(values) {
+            // SAFETY: at most `n <= cap` slots are written, all inside the
+            // block.
+            unsafe {
+                at.write(Entry {
+                    key,
+                    value,
+                    hash,
+                    live: true,
+                });
+                at = at.add(1);
+            }
+        }
+        self.len = n as u32;
+        self.live = n as u32;
+        Ok(())
+    }
+
     /// Adds `key`, known not to be present, last.
     pub fn push_new(&mut self, key: Value<'h>, value: Value<'h>) -> Result<()> {
         let hash = crate::hash::hash_in(self.heap.budget, key)?;

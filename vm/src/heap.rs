@@ -76,27 +76,73 @@ impl<'h> Heap<'h> {
     /// two parts are then copied without a loop over them.
     #[inline(always)]
     fn str_block_inline(&self, parts: &[&[u8]], len: usize) -> Value<'h> {
+        // SAFETY: the parts are `len` bytes in all, written one after the
+        // other from the text's start.
+        unsafe {
+            self.str_filled(len, |mut at| {
+                for p in parts {
+                    crate::text::copy_short(p.as_ptr(), at, p.len());
+                    at = at.add(p.len());
+                }
+            })
+        }
+    }
+
+    /// A string of `len` bytes, already charged, that `fill` writes given
+    /// where the text starts: the object and its text are one arena block.
+    ///
+    /// # Safety
+    /// `fill` must write exactly the `len` bytes from the pointer it gets.
+    #[inline(always)]
+    unsafe fn str_filled(&self, len: usize, fill: impl FnOnce(*mut u8)) -> Value<'h> {
         // A charged `len` is far below `isize::MAX`, so the layout is
         // valid.
         let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
             .expect("a charged string fits a layout");
         let block = self.bump.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh arena allocation of `layout`: room for
-        // the object (aligned for it) and `len` bytes after it, which the
-        // parts (`len` bytes in all) fill before anything reads them. The
-        // arena lives for `'h` and never moves or frees a block before it
-        // is dropped.
+        // the object (aligned for it) and `len` bytes after it, which
+        // `fill` writes (the caller vouches) before anything reads them.
+        // The arena lives for `'h` and never moves or frees a block before
+        // it is dropped.
         unsafe {
             let text = block.add(size_of::<StrObj>());
-            let mut at = text;
-            for p in parts {
-                crate::text::copy_short(p.as_ptr(), at, p.len());
-                at = at.add(p.len());
-            }
+            fill(text);
             let obj = block.cast::<StrObj<'h>>();
             obj.write(StrObj::new(std::slice::from_raw_parts(text, len)));
             Value::Str(&*obj)
         }
+    }
+
+    /// `str(i)`: [`Heap::str_around_int`] with nothing around.
+    #[inline(never)]
+    pub fn str_of_int(&self, i: i64) -> Result<Value<'h>> {
+        self.str_around_int(b"", i, b"")
+    }
+
+    /// The string `pre`, the decimal text of `i`, `post` — `str(i)` and
+    /// `"r%d" % i` — with the digits written where they go, charged like
+    /// [`Heap::str_of_parts`] of the three.
+    #[inline(always)]
+    pub fn str_around_int(&self, pre: &[u8], i: i64, post: &[u8]) -> Result<Value<'h>> {
+        let (neg, u) = (i < 0, i.unsigned_abs());
+        let digits = crate::text::decimal_len(u) + usize::from(neg);
+        let len = pre.len() + digits + post.len();
+        self.charge(text_bytes(len).saturating_add(size_of::<StrObj>()))?;
+        // SAFETY: `pre`, the sign, the digits and `post` are `len` bytes,
+        // written in order from the text's start.
+        Ok(unsafe {
+            self.str_filled(len, |at| {
+                crate::text::copy_short(pre.as_ptr(), at, pre.len());
+                let at = at.add(pre.len());
+                if neg {
+                    *at = b'-';
+                }
+                let end = at.add(digits);
+                crate::text::write_decimal(u, end);
+                crate::text::copy_short(post.as_ptr(), end, post.len());
+            })
+        })
     }
 
     /// A string value holding `a` followed by `b`, charged like a builder

@@ -1466,6 +1466,24 @@ impl<'h> Thread<'h> {
                     let v = tri!(heap.list(&self.stack[s..s + n as usize]));
                     reg!(dst) = v;
                 }
+                Instr::MakeRecord { dst, rec } => {
+                    let rec = &code.records[rec as usize];
+                    // The steps of the `DictPushNew`s it stands for.
+                    for _ in rec.keys {
+                        fuel -= 1;
+                        if fuel < 0 {
+                            fuel = match budget.draw_steps() {
+                                Ok(f) => f as i64 - 1,
+                                Err(e) => {
+                                    fuel = 0;
+                                    fail!(e)
+                                }
+                            };
+                        }
+                    }
+                    let v = tri!(sem::make_record(heap, rec, |r| reg!(r)));
+                    reg!(dst) = v;
+                }
                 Instr::MakeTuple { dst, base: b, n } => {
                     let base = self.frame_base();
                     let s = base + b as usize;

@@ -29,6 +29,22 @@ pub const MAX_OPERAND: usize = 0x7fff;
 /// [`Instr::IterStart`].
 pub const ITER_REGS: usize = 3;
 
+/// The most keys of a [`Instr::MakeRecord`]: the dicts that are searched
+/// without an index (see [`crate::dict`]).
+pub const RECORD_KEYS: usize = 8;
+
+/// A dict display of [`Instr::MakeRecord`]: its keys (distinct strings,
+/// 1 to [`RECORD_KEYS`]), their hashes, and the register of each key's value (a local's
+/// own register, or a temporary: nothing evaluated after a value writes
+/// its register).
+#[derive(Clone, Copy)]
+pub struct Record<'h> {
+    pub keys: &'h [Value<'h>],
+    /// The keys' hashes (as a dict keeps them), computed when compiled.
+    pub hashes: &'h [u32],
+    pub srcs: &'h [Reg],
+}
+
 /// One instruction. The comment on each variant is its effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Instr {
@@ -382,6 +398,15 @@ pub enum Instr {
         k: u16,
         src: Reg,
     },
+    /// `r[dst] = {keys[0]: r[srcs[0]], ...}` for the [`Record`]
+    /// `records[rec]`: a new dict of a display of 1 to [`RECORD_KEYS`]
+    /// distinct string literals, whose values were evaluated before it, in
+    /// order. Its effect and its steps (`1 + n`) are those of `MakeDict`
+    /// and `n` `DictPushNew` with the values evaluated between them.
+    MakeRecord {
+        dst: Reg,
+        rec: u16,
+    },
     /// `r[list].append(r[src])` (comprehensions).
     ListAppend {
         list: Reg,
@@ -591,6 +616,8 @@ pub struct Code<'h> {
     pub hints: &'h [Cell<u32>],
     /// The `%` templates of [`Instr::Percent`].
     pub templates: &'h [Template<'h>],
+    /// The displays of [`Instr::MakeRecord`].
+    pub records: &'h [Record<'h>],
     /// Functions defined in this one, for [`Instr::MakeFunction`].
     pub functions: &'h [&'h Code<'h>],
     pub params: Params<'h>,
@@ -779,6 +806,20 @@ impl Code<'_> {
             DictSetUnique { dict, key, src } => format!("dictsetunique r{dict}[r{key}] = r{src}"),
             DictPushNew { dict, k, src } => {
                 format!("dictpushnew r{dict}[{}] = r{src}", self.konst(*k as usize))
+            }
+            MakeRecord { dst, rec } => {
+                let rec = &self.records[*rec as usize];
+                let mut text = String::new();
+                for (i, (k, src)) in rec.keys.iter().zip(rec.srcs).enumerate() {
+                    if i > 0 {
+                        text.push_str(", ");
+                    }
+                    if let Value::Str(s) = k {
+                        crate::format::write_quoted(&mut text, s.text, false);
+                    }
+                    let _ = write!(text, ": r{src}");
+                }
+                format!("makerecord r{dst} = {{{text}}}")
             }
             ListAppend { list, src } => format!("listappend r{list} += r{src}"),
             DictSet { dict, key, src } => format!("dictset r{dict}[r{key}] = r{src}"),

@@ -43,6 +43,10 @@ pub struct Template<'h> {
     /// Whether the arguments are `nconv` registers (a tuple display of
     /// that many items) rather than one value.
     pub spread: bool,
+    /// The runs before and after the one conversion of a template of
+    /// [`Template::quick_one`]'s shape whose text leaves room for any int
+    /// within [`MAX_TEXT`]: for [`Template::int_text`].
+    pub around: Option<(&'h [u8], &'h [u8])>,
 }
 
 // The operator's quick path's bounds (`format::percent_short`), which a
@@ -110,6 +114,39 @@ pub fn parse(text: &[u8]) -> Option<(Vec<Piece<'_>>, u16)> {
 }
 
 impl<'h> Template<'h> {
+    /// The template of `text`, whose pieces and conversions [`parse`] gave.
+    pub fn new(text: &'h [u8], pieces: &'h [Piece<'h>], nconv: u16, spread: bool) -> Self {
+        // An int's text is at most 20 bytes (`-9223372036854775808`).
+        let around = match pieces {
+            [Piece::Text(pre), Piece::Int | Piece::Str, Piece::Text(post)]
+                if text.len() + 20 <= MAX_TEXT =>
+            {
+                Some((*pre, *post))
+            }
+            _ => None,
+        };
+        Template {
+            text,
+            pieces,
+            nconv,
+            spread,
+            around,
+        }
+    }
+
+    /// The text for the one int `i` of a one-conversion template
+    /// (`"r%d" % i`), written in one go, charged as [`Template::quick`]
+    /// charges it; `None` for other templates.
+    #[inline(always)]
+    pub fn int_text(&self, heap: Heap<'h>, i: i64) -> Option<Result<Value<'h>>> {
+        let (pre, post) = self.around?;
+        Some(
+            heap.budget
+                .charge_bytes(self.text.len())
+                .and_then(|()| heap.str_around_int(pre, i, post)),
+        )
+    }
+
     /// The registers the instruction reads its arguments from.
     pub fn nargs(&self) -> usize {
         if self.spread {
@@ -189,20 +226,30 @@ impl<'h> Template<'h> {
         v: Value<'h>,
         post: &[u8],
     ) -> Option<Result<Value<'h>>> {
-        let mut int = itoa::Buffer::new();
-        let (b, copied): (&[u8], usize) = match (conv, v) {
-            (_, Value::Int(i)) => (int.format(i).as_bytes(), 0),
-            (Piece::Str, Value::Str(s)) => (s.text, s.text.len()),
-            _ => return None,
-        };
-        if pre.len() + b.len() + post.len() > MAX_TEXT {
-            return None;
+        match (conv, v) {
+            (_, Value::Int(i)) => {
+                let digits = crate::text::decimal_len(i.unsigned_abs()) + usize::from(i < 0);
+                if pre.len() + digits + post.len() > MAX_TEXT {
+                    return None;
+                }
+                Some(
+                    heap.budget
+                        .charge_bytes(self.text.len())
+                        .and_then(|()| heap.str_around_int(pre, i, post)),
+                )
+            }
+            (Piece::Str, Value::Str(s)) => {
+                if pre.len() + s.text.len() + post.len() > MAX_TEXT {
+                    return None;
+                }
+                Some(
+                    heap.budget
+                        .charge_bytes(self.text.len() + s.text.len())
+                        .and_then(|()| heap.str_of_parts(&[pre, s.text, post])),
+                )
+            }
+            _ => None,
         }
-        Some(
-            heap.budget
-                .charge_bytes(self.text.len() + copied)
-                .and_then(|()| heap.str_of_parts(&[pre, b, post])),
-        )
     }
 }
 
@@ -267,5 +314,61 @@ mod tests {
         assert!(parse(b"%s%s%s%s%s%s%s%s").is_some());
         assert!(parse(&b"a%%".repeat(12)).is_some());
         assert!(parse(&[&b"a%%".repeat(12)[..], b"b"].concat()).is_none());
+    }
+
+    #[test]
+    fn an_int_in_one_go_is_the_operators_text_and_charges() {
+        use crate::budget::Budget;
+        use crate::Limits;
+        let long_pre = [&b"p".repeat(230)[..], b"%d"].concat();
+        let too_long = [&b"p".repeat(240)[..], b"%d!"].concat();
+        let texts: [&[u8]; 7] = [
+            b"r%d",
+            b"%d",
+            b"%s",
+            b"<%s>",
+            b"o%d@example.com",
+            &long_pre,
+            &too_long,
+        ];
+        let ints = [0, 7, -7, 10, 99, 100, 65536, -123456789, i64::MAX, i64::MIN];
+        for text in texts {
+            let (pieces, nconv) = parse(text).unwrap();
+            let t = Template::new(text, &pieces, nconv, false);
+            // A text with no room for the longest int is left to the
+            // operator's paths.
+            assert_eq!(t.around.is_some(), text.len() + 20 <= MAX_TEXT);
+            for i in ints {
+                let (bump_a, bump_b) = (bumpalo::Bump::new(), bumpalo::Bump::new());
+                let limits = Limits::default();
+                let now = std::time::Instant::now();
+                let (budget_a, budget_b) = (
+                    Budget::new(limits.clone(), now, None),
+                    Budget::new(limits, now, None),
+                );
+                let (heap_a, heap_b) =
+                    (Heap::new(&bump_a, &budget_a), Heap::new(&bump_b, &budget_b));
+                let want = crate::format::percent(heap_b, text, Value::Int(i)).unwrap();
+                let Some(got) = t.int_text(heap_a, i) else {
+                    assert!(t.around.is_none());
+                    continue;
+                };
+                let (Value::Str(got), Value::Str(want)) = (got.unwrap(), want) else {
+                    panic!("not strings");
+                };
+                let shown = String::from_utf8_lossy(text);
+                assert_eq!(got.text, want.text, "{shown} % {i}");
+                assert_eq!(
+                    budget_a.heap_bytes(),
+                    budget_b.heap_bytes(),
+                    "{shown} % {i}"
+                );
+                assert_eq!(
+                    budget_a.work_charged(),
+                    budget_b.work_charged(),
+                    "{shown} % {i}"
+                );
+            }
+        }
     }
 }

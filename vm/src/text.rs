@@ -174,6 +174,66 @@ pub unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
     }
 }
 
+/// The number of decimal digits of `u`: estimated from its bit length
+/// (`bits * log10(2)`, which is the count or one less) and corrected by one
+/// comparison.
+#[inline(always)]
+pub fn decimal_len(u: u64) -> usize {
+    const POW10: [u64; 20] = {
+        let mut t = [1u64; 20];
+        let mut i = 1;
+        while i < 20 {
+            t[i] = t[i - 1] * 10;
+            i += 1;
+        }
+        t
+    };
+    // `u | 1`: 0 has one digit, and no other count changes (a power of
+    // ten above 1 is even).
+    let u = u | 1;
+    let bits = 64 - u.leading_zeros() as usize;
+    // 1233 / 4096 is just above log10(2); for 1 to 64 bits the estimate
+    // is at most 19.
+    let guess = (bits * 1233) >> 12;
+    guess + usize::from(u >= POW10[guess])
+}
+
+/// The two-digit texts `00` to `99`, one after the other.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Writes the decimal digits of `u` (as many as [`decimal_len`] counts)
+/// so that they end just before `end`, two at a time.
+///
+/// # Safety
+/// The `decimal_len(u)` bytes before `end` must be valid for writing.
+#[inline(always)]
+pub unsafe fn write_decimal(mut u: u64, mut end: *mut u8) {
+    // SAFETY (of each write): the digits are written backwards from `end`,
+    // `decimal_len(u)` bytes in all, which the caller vouches for.
+    unsafe {
+        while u >= 100 {
+            let pair = (u % 100) as usize * 2;
+            u /= 100;
+            end = end.sub(2);
+            std::ptr::copy_nonoverlapping(DIGIT_PAIRS.as_ptr().add(pair), end, 2);
+        }
+        if u >= 10 {
+            std::ptr::copy_nonoverlapping(DIGIT_PAIRS.as_ptr().add(u as usize * 2), end.sub(2), 2);
+        } else {
+            *end.sub(1) = b'0' + u as u8;
+        }
+    }
+}
+
 /// The first `b` in `hay`: the first [`NEAR_BYTES`] are scanned a word at
 /// a time, the rest by `memchr`.
 #[inline]
@@ -484,6 +544,28 @@ mod tests {
         let mut out = [0u8; 255];
         assert_eq!(byte_positions(b'x', &all, &mut out), 255);
         assert_eq!(out[254], 254);
+    }
+
+    #[test]
+    fn decimal_digits_are_the_standard_text_at_every_length() {
+        let mut values = vec![0u64, 1, 9, 10, 11, 99, 100, 101, u64::MAX, u64::MAX - 1];
+        for p in 1..20u32 {
+            let t = 10u64.pow(p);
+            values.extend([t - 1, t, t + 1, t + t / 2 + 7]);
+        }
+        for u in values {
+            let text = u.to_string();
+            assert_eq!(decimal_len(u), text.len(), "{u}");
+            let mut buf = [b'#'; 24];
+            // SAFETY: the buffer holds the digits before offset 22.
+            unsafe { write_decimal(u, buf.as_mut_ptr().add(22)) };
+            let start = 22 - text.len();
+            assert_eq!(&buf[start..22], text.as_bytes(), "{u}");
+            assert!(
+                buf[..start].iter().chain(&buf[22..]).all(|&b| b == b'#'),
+                "{u}"
+            );
+        }
     }
 
     #[test]

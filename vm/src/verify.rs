@@ -15,6 +15,7 @@
 
 use crate::error::{Error, Result};
 use crate::opcode::*;
+use crate::value::Value;
 
 /// Verifies `code` and every function nested in it.
 pub fn verify(code: &Code<'_>) -> Result<()> {
@@ -223,6 +224,23 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 range(pc, base, n as usize)?;
             }
             MakeDict { dst, .. } => reg(pc, dst)?,
+            MakeRecord { dst, rec } => {
+                reg(pc, dst)?;
+                let Some(rec) = code.records.get(rec as usize) else {
+                    return Err(bad(code, pc, "record out of range"));
+                };
+                if rec.keys.is_empty()
+                    || rec.keys.len() > RECORD_KEYS
+                    || rec.srcs.len() != rec.keys.len()
+                    || rec.hashes.len() != rec.keys.len()
+                    || !rec.keys.iter().all(|k| matches!(k, Value::Str(_)))
+                {
+                    return Err(bad(code, pc, "record not 1 to 8 string keys"));
+                }
+                for &src in rec.srcs {
+                    reg(pc, src)?;
+                }
+            }
             DictSetUnique { dict, key, src } | DictSet { dict, key, src } => {
                 reg(pc, dict)?;
                 reg(pc, key)?;

@@ -422,6 +422,35 @@ def main():
         steps: 22,
         outcome: r#"error: invalid program: <codemode>:3:40: key "s" not in dict"#,
     },
+    Case {
+        // One instruction per display, charged the steps of the `MakeDict`
+        // and the `DictPushNew` per key it stands for (105 before it).
+        name: "record_displays",
+        src: r#"def main():
+    out = []
+    for i in range(4):
+        r = {"id": i, "name": "n%d" % i, "sub": {"a": i, "b": [i]}}
+        out.append(r)
+    x = {"x": out[1]["id"], "y": len(out)}
+    x = {"x": x["x"], "prev": x}
+    return [out[3], x, [o["sub"]["a"] for o in out]]
+"#,
+        steps: 105,
+        outcome: r#"[{"id":3,"name":"n3","sub":{"a":3,"b":[3]}},{"x":1,"prev":{"x":1,"y":4}},[0,1,2,3]]"#,
+    },
+    Case {
+        // A value that fails ends the program before its display is made
+        // (and charged).
+        name: "record_display_value_error",
+        src: r#"def main():
+    rows = []
+    for i in range(3):
+        rows.append({"k": i, "v": {"w": i}["w" if i < 2 else "z"], "after": rows})
+    return rows
+"#,
+        steps: 45,
+        outcome: r#"error: invalid program: <codemode>:4:43: key "z" not in dict"#,
+    },
 ];
 
 #[test]

@@ -331,3 +331,22 @@ fn builtin_calls_without_arguments_read_no_register_past_the_frame() {
         "[{},0,{},{}]"
     );
 }
+
+#[test]
+fn record_displays_and_ints_written_in_place() {
+    // Dict displays of distinct string keys made in one instruction (the
+    // entries written where the dict's header ends), ints written digit
+    // pair by digit pair into a template's text and into `str`'s.
+    let src = r#"
+def main():
+    out = []
+    for i in [0, 7, -42, 1234567, -9223372036854775807 - 1]:
+        r = {"id": "r%d" % i, "n": i, "s": str(i), "sub": {"k": "%d!" % i}}
+        out.append([r["id"], r["s"], r["sub"]["k"], len(r), "n" in r])
+    return out
+"#;
+    assert_eq!(
+        run(src),
+        r#"[["r0","0","0!",4,true],["r7","7","7!",4,true],["r-42","-42","-42!",4,true],["r1234567","1234567","1234567!",4,true],["r-9223372036854775808","-9223372036854775808","-9223372036854775808!",4,true]]"#
+    );
+}

@@ -1034,7 +1034,7 @@ fn str<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
     }
     match a.positional[0] {
         x @ Value::Str(_) => Ok(x),
-        Value::Int(i) => th.heap.str(itoa::Buffer::new().format(i)),
+        Value::Int(i) => th.heap.str_of_int(i),
         // starlark-go writes U+FFFD for each invalid byte.
         Value::Bytes(b) => th.heap.str(&*text::lossy(b.bytes)),
         x => format::repr_value(th.heap, x),

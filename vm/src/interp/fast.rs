@@ -56,11 +56,8 @@ impl<'h> Thread<'h> {
     /// returned from here.
     #[inline(never)]
     pub(super) fn run_fast(&mut self, st: LoopState<'h>) -> (LoopState<'h>, Result<()>) {
-        let heap = self.heap;
         let mut code = st.code;
         let mut ip = st.ip;
-        // `code.instrs`'s start, for jumps.
-        let mut instrs = code.instrs.as_ptr();
         let mut regs = st.regs;
         let mut fuel = st.fuel;
 
@@ -91,7 +88,7 @@ impl<'h> Thread<'h> {
         macro_rules! goto {
             ($to:expr) => {
                 // SAFETY: `verify` proved every jump target in range.
-                ip = unsafe { instrs.add($to as usize) }
+                ip = unsafe { code.instrs.as_ptr().add($to as usize) }
             };
         }
         // Hands the current instruction (not run, not charged) back to the
@@ -176,7 +173,7 @@ impl<'h> Thread<'h> {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
+                reg!($dst) = tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
         macro_rules! binary {
@@ -188,7 +185,7 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(heap, rk_ref!($a), rk_ref!($b)))
+                reg!($dst) = tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
         // The int-operand forms: `r[a]` against the int `k`.
@@ -201,7 +198,7 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(heap, &reg!($a), &Value::Int($k as i64)))
+                reg!($dst) = tri!(<$S>::general(self.heap, &reg!($a), &Value::Int($k as i64)))
             }};
         }
         // A unary operator `$S` (a `sem::Unary`).
@@ -212,7 +209,7 @@ impl<'h> Thread<'h> {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = tri!(<$S>::general(heap, reg!($src)))
+                reg!($dst) = tri!(<$S>::general(self.heap, reg!($src)))
             }};
         }
         // Calls the builtin `$f` (with receiver `$recv`) on the arguments
@@ -274,7 +271,7 @@ impl<'h> Thread<'h> {
             ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 let t = match (rk_ref!($a), rk_ref!($b)) {
                     (Value::Int(i), Value::Int(j)) => <$S>::ints(i, j),
-                    (x, y) => tri!(<$S>::general(heap, *x, *y)),
+                    (x, y) => tri!(<$S>::general(self.heap, *x, *y)),
                 };
                 compared!($dst, t)
             }};
@@ -283,7 +280,7 @@ impl<'h> Thread<'h> {
             ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 let t = match reg!($a) {
                     Value::Int(i) => <$S>::ints(&i, &($k as i64)),
-                    x => tri!(<$S>::general(heap, x, Value::Int($k as i64))),
+                    x => tri!(<$S>::general(self.heap, x, Value::Int($k as i64))),
                 };
                 compared!($dst, t)
             }};
@@ -380,13 +377,13 @@ impl<'h> Thread<'h> {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
-                    reg!(dst) = tri!(heap.list(items));
+                    reg!(dst) = tri!(self.heap.list(items));
                 }
                 Instr::MakeTuple { dst, base: b, n } => {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
-                    reg!(dst) = tri!(heap.tuple(items));
+                    reg!(dst) = tri!(self.heap.tuple(items));
                 }
                 Instr::Not { dst, src } => reg!(dst) = sem::not(reg!(src)),
                 Instr::Jump { to } => jump!(to),
@@ -456,10 +453,23 @@ impl<'h> Thread<'h> {
                 }
                 Instr::ListAppend { list, src } => {
                     let l = or_back!(sem::list_operand(reg!(list)));
-                    tri!(sem::append(heap, l, reg!(src)));
+                    tri!(sem::append(self.heap, l, reg!(src)));
+                }
+                Instr::MakeRecord { dst, rec } => {
+                    // SAFETY: `verify` proved the record in range, and its
+                    // value registers.
+                    let rec = unsafe { code.records.get_unchecked(rec as usize) };
+                    // Its steps: `1 + n` (see `Instr::MakeRecord`), the
+                    // `n` here when the batch holds them all.
+                    let n = rec.keys.len() as i64;
+                    if fuel <= n {
+                        bail!()
+                    }
+                    fuel -= n;
+                    reg!(dst) = tri!(sem::make_record(self.heap, rec, |r| reg!(r)));
                 }
                 Instr::MakeDict { dst, n } => {
-                    let d = tri!(heap.dict(n as usize));
+                    let d = tri!(self.heap.dict(n as usize));
                     reg!(dst) = Value::Dict(d);
                 }
                 Instr::DictSetUnique { dict, key, src } => {
@@ -470,7 +480,7 @@ impl<'h> Thread<'h> {
                     // `verify` proved `r[b..b+4]` in range.
                     let b = b as usize;
                     reg!(dst) = tri!(sem::slice(
-                        heap,
+                        self.heap,
                         reg!(b),
                         reg!(b + 1),
                         reg!(b + 2),
@@ -483,7 +493,7 @@ impl<'h> Thread<'h> {
                     let t = unsafe { code.templates.get_unchecked(t as usize) };
                     let args =
                         unsafe { std::slice::from_raw_parts(regs.add(src as usize), t.nargs()) };
-                    reg!(dst) = tri!(sem::percent(heap, t, args));
+                    reg!(dst) = tri!(sem::percent(self.heap, t, args));
                 }
                 Instr::Unpack { base: b, src, n } => {
                     let Some(items) = sem::unpack_tuple(reg!(src), n) else {
@@ -510,7 +520,7 @@ impl<'h> Thread<'h> {
                     let recv = reg!(b);
                     if let Some(l) = sem::append_target(site, recv) {
                         // `verify` proved the argument `r[b+1]` in range.
-                        tri!(sem::append(heap, l, reg!(b as usize + 1)));
+                        tri!(sem::append(self.heap, l, reg!(b as usize + 1)));
                         reg!(dst) = Value::None;
                     } else if let Some(v) = sem::dict_get_in_place(site, recv, unsafe {
                         // SAFETY: `verify` proved the arguments
@@ -554,7 +564,9 @@ impl<'h> Thread<'h> {
                             // is an argument (`verify` proved `r[b..b+1+npos]`
                             // in range, and no more).
                             let quick = match site.npos {
-                                1 => sem::builtin_in_place(heap, f, site, reg!(b as usize + 1)),
+                                1 => {
+                                    sem::builtin_in_place(self.heap, f, site, reg!(b as usize + 1))
+                                }
                                 _ => None,
                             };
                             reg!(dst) = tri!(match quick {
@@ -581,7 +593,7 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                     // SAFETY: `ip` points at the call, inside the code.
-                    let pc = unsafe { ip.offset_from(instrs) } as usize + 1;
+                    let pc = unsafe { ip.offset_from(code.instrs.as_ptr()) } as usize + 1;
                     if let Some(f) = self.frames.last_mut() {
                         f.pc = pc;
                     }
@@ -592,8 +604,7 @@ impl<'h> Thread<'h> {
                         self.push_fast_frame(func, base + b as usize + 1, site.npos, new_base, dst)
                     };
                     code = callee;
-                    instrs = code.instrs.as_ptr();
-                    ip = instrs;
+                    ip = code.instrs.as_ptr();
                     // SAFETY: the stack holds the new frame's registers.
                     regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
                     charged!()
@@ -616,11 +627,10 @@ impl<'h> Thread<'h> {
                     fr.code.active.set(false);
                     let ret = fr.ret;
                     code = caller.code;
-                    instrs = code.instrs.as_ptr();
                     // SAFETY: a frame's saved `pc` is within its code, and
                     // the stack holds the registers of every frame on it.
                     unsafe {
-                        ip = instrs.add(caller.pc);
+                        ip = code.instrs.as_ptr().add(caller.pc);
                         regs = self.stack.as_mut_ptr().add(caller.base);
                     }
                     self.frames.truncate(n - 1);

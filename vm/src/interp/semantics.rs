@@ -27,7 +27,7 @@
 use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
-use crate::opcode::{CallSite, InPlace};
+use crate::opcode::{CallSite, InPlace, Record, Reg};
 use crate::ops;
 use crate::template::Template;
 use crate::value::*;
@@ -607,6 +607,22 @@ pub(super) fn dict_push_new<'h>(d: &DictObj<'h>, k: Value<'h>, v: Value<'h>) -> 
     m.push_new(k, v)
 }
 
+/// `MakeRecord`: a new dict of the record's keys with the values of its
+/// registers (`reg` reads one), made as `MakeDict` and a `DictPushNew` per
+/// key make it.
+#[inline(always)]
+pub(super) fn make_record<'h>(
+    heap: Heap<'h>,
+    rec: &Record<'h>,
+    reg: impl Fn(Reg) -> Value<'h>,
+) -> Result<Value<'h>> {
+    let d = heap.dict(rec.keys.len())?;
+    d.map
+        .borrow_mut()
+        .fill_distinct(rec.keys, rec.hashes, rec.srcs.iter().map(|&r| reg(r)))?;
+    Ok(Value::Dict(d))
+}
+
 /// The error of a dict display that repeats key `k`.
 #[cold]
 #[inline(never)]
@@ -665,7 +681,7 @@ pub(super) fn builtin_in_place<'h>(
     }
     if std::ptr::eq(f, &crate::builtins::universe::STR) {
         return match arg {
-            Value::Int(i) => Some(heap.str(itoa::Buffer::new().format(i))),
+            Value::Int(i) => Some(heap.str_of_int(i)),
             Value::Str(_) => Some(Ok(arg)),
             _ => None,
         };
@@ -729,6 +745,11 @@ pub(super) fn percent<'h>(
     t: &Template<'h>,
     args: &[Value<'h>],
 ) -> Result<Value<'h>> {
+    if let [Value::Int(i)] = args {
+        if let Some(r) = t.int_text(heap, *i) {
+            return r;
+        }
+    }
     let items = match args {
         _ if t.spread => args,
         [Value::Tuple(tuple)] => tuple.items,
