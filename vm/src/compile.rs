@@ -1347,9 +1347,18 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         }
         let base = self.temps(1 + nargs, lparen)?;
         let mut attr_pos = lparen;
+        let mut recv = base;
         let method = match &func.kind {
             ExprKind::Dot { x, name, dot } => {
-                self.expr_to(x, base)?;
+                // A receiver that is a local is read where it is (no
+                // argument can assign a local of this function); any other
+                // goes in the call's base.
+                match &unparen(x).kind {
+                    ExprKind::Ident(id) if matches!(id.binding.get(), Binding::Local(_)) => {
+                        recv = self.operand_reg(x)?;
+                    }
+                    _ => self.expr_to(x, base)?,
+                }
                 attr_pos = *dot;
                 Some(name.name)
             }
@@ -1411,7 +1420,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             cache: Cell::new((u64::MAX, None)),
             args: args_from,
             call: self.instrs.len() as u32,
-            recv: base,
+            recv,
         };
         self.sites.push(site);
         let site = (self.sites.len() - 1) as u16;

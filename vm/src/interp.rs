@@ -1357,7 +1357,7 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    let recv = reg!(b);
+                    let recv = reg!(site.recv);
                     // `xs.append(x)` on a list that may be mutated: done in
                     // place. Anything else (and every error) takes the
                     // general path below.

@@ -510,7 +510,8 @@ pub enum InPlace {
     Replace,
 }
 
-/// How a call passes its arguments. The callee (or receiver) is `r[base]`;
+/// How a call passes its arguments. The callee is `r[base]` (a method's
+/// receiver is `r[recv]`);
 /// then `npos` positional values, one value per name in `names`, then the
 /// `*args` value if `star`, then the `**kwargs` value if `star_star`.
 #[derive(Clone, Debug)]
@@ -535,7 +536,7 @@ pub struct CallSite<'h> {
     pub cache: Cell<(u64, Option<&'static crate::builtins::BuiltinFn>)>,
     /// For [`Instr::CallMethod`]: the instructions `args..call` evaluate the
     /// arguments, after the receiver was put in register `recv` (the call's
-    /// base). starlark-go looks the attribute up before it evaluates the
+    /// base, or the local that holds it). starlark-go looks the attribute up before it evaluates the
     /// arguments, so an error among those instructions is reported as the
     /// missing attribute when the receiver lacks the method (on the error
     /// path only: [`crate::interp`] checks it when an execution fails).
@@ -771,9 +772,16 @@ impl Code<'_> {
             }
             CallMethod { dst, base, site } => {
                 let s = &self.sites[*site as usize];
+                // The arguments follow the base; the receiver is shown
+                // where it is read from when that is not the base.
+                let args = if s.recv == *base {
+                    String::new()
+                } else {
+                    format!(", args r{}..", base + 1)
+                };
                 format!(
-                    "callmethod r{dst} = r{base}.{}(npos {}, names {:?}, star {}, starstar {})",
-                    s.method, s.npos, s.names, s.star, s.star_star
+                    "callmethod r{dst} = r{}.{}(npos {}, names {:?}, star {}, starstar {}{args})",
+                    s.recv, s.method, s.npos, s.names, s.star, s.star_star
                 )
             }
             GetAttr { dst, x, name } => {

@@ -185,6 +185,7 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 reg(pc, dst)?;
                 let s = site(pc, s)?;
                 range(pc, base, 1 + s.nargs())?;
+                reg(pc, s.recv)?;
             }
             GetAttr { dst, x, name } => {
                 reg(pc, dst)?;

@@ -151,12 +151,11 @@ fn and_or_on_the_target_itself_writes_it_in_place() {
     let listing = disassemble(src, &[]).unwrap();
     let body = body_of(&listing, "main");
     assert_eq!(
-        &body[2..6],
+        &body[2..5],
         [
-            "jumpiffalse r0 6",
-            "move r1 = r0",
+            "jumpiffalse r0 5",
             "const r2 = \"k\"",
-            "callmethod r0 = r1.get(npos 1, names [], star false, starstar false)",
+            "callmethod r0 = r0.get(npos 1, names [], star false, starstar false, args r2..)",
         ],
         "{listing}"
     );

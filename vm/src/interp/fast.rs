@@ -517,7 +517,8 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    let recv = reg!(b);
+                    // `verify` proved the receiver's register in range.
+                    let recv = reg!(site.recv);
                     if let Some(l) = sem::append_target(site, recv) {
                         // `verify` proved the argument `r[b+1]` in range.
                         tri!(sem::append(self.heap, l, reg!(b as usize + 1)));
