@@ -1012,6 +1012,22 @@ impl<'h> Thread<'h> {
                 }
             };
         }
+        // Charges one step, drawing the next batch when this one is spent
+        // (and failing when the budget has no more).
+        macro_rules! charge_step {
+            () => {
+                fuel -= 1;
+                if fuel < 0 {
+                    fuel = match budget.draw_steps() {
+                        Ok(f) => f as i64 - 1,
+                        Err(e) => {
+                            fuel = 0;
+                            fail!(e)
+                        }
+                    };
+                }
+            };
+        }
         // Hands the batch of steps back around a call out of the loop.
         macro_rules! out {
             ($e:expr) => {{
@@ -1144,16 +1160,7 @@ impl<'h> Thread<'h> {
             // SAFETY: `ip` points at an instruction (its invariant), so one
             // past it is at most one past the end of `instrs`.
             ip = unsafe { ip.add(1) };
-            fuel -= 1;
-            if fuel < 0 {
-                fuel = match budget.draw_steps() {
-                    Ok(f) => f as i64 - 1,
-                    Err(e) => {
-                        fuel = 0;
-                        fail!(e)
-                    }
-                };
-            }
+            charge_step!();
             // Matching the place (not a copy of the 12-byte instruction)
             // loads only the fields each arm uses.
             // SAFETY: `ip` pointed at an instruction (its invariant).
@@ -1470,16 +1477,7 @@ impl<'h> Thread<'h> {
                     let rec = &code.records[rec as usize];
                     // The steps of the `DictPushNew`s it stands for.
                     for _ in rec.keys {
-                        fuel -= 1;
-                        if fuel < 0 {
-                            fuel = match budget.draw_steps() {
-                                Ok(f) => f as i64 - 1,
-                                Err(e) => {
-                                    fuel = 0;
-                                    fail!(e)
-                                }
-                            };
-                        }
+                        charge_step!();
                     }
                     let v = tri!(sem::make_record(heap, rec, |r| reg!(r)));
                     reg!(dst) = v;
