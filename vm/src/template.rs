@@ -226,30 +226,20 @@ impl<'h> Template<'h> {
         v: Value<'h>,
         post: &[u8],
     ) -> Option<Result<Value<'h>>> {
-        match (conv, v) {
-            (_, Value::Int(i)) => {
-                let digits = crate::text::decimal_len(i.unsigned_abs()) + usize::from(i < 0);
-                if pre.len() + digits + post.len() > MAX_TEXT {
-                    return None;
-                }
-                Some(
-                    heap.budget
-                        .charge_bytes(self.text.len())
-                        .and_then(|()| heap.str_around_int(pre, i, post)),
-                )
-            }
-            (Piece::Str, Value::Str(s)) => {
-                if pre.len() + s.text.len() + post.len() > MAX_TEXT {
-                    return None;
-                }
-                Some(
-                    heap.budget
-                        .charge_bytes(self.text.len() + s.text.len())
-                        .and_then(|()| heap.str_of_parts(&[pre, s.text, post])),
-                )
-            }
-            _ => None,
+        let mut int = itoa::Buffer::new();
+        let (b, copied): (&[u8], usize) = match (conv, v) {
+            (_, Value::Int(i)) => (int.format(i).as_bytes(), 0),
+            (Piece::Str, Value::Str(s)) => (s.text, s.text.len()),
+            _ => return None,
+        };
+        if pre.len() + b.len() + post.len() > MAX_TEXT {
+            return None;
         }
+        Some(
+            heap.budget
+                .charge_bytes(self.text.len() + copied)
+                .and_then(|()| heap.str_of_parts(&[pre, b, post])),
+        )
     }
 }
 
