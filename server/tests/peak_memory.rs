@@ -149,6 +149,26 @@ fn peak_memory_of_building_lists() {
     );
 }
 
+/// A failed unpacking of a big sequence is found by its length: nothing
+/// of it is copied (a copy of this 30 MB list would double the peak).
+#[test]
+fn peak_memory_of_unpacking() {
+    check(
+        "l = list(range(1900000))",
+        &[(
+            "[a for a, b in [l]]",
+            "invalid program: <codemode>:3:15: too many values to unpack (got 1900000, want 2)",
+        )],
+    );
+    check(
+        "v = (\"ab\" * 950000).elem_ords()",
+        &[(
+            "[a for a, b, c in [v]]",
+            "invalid program: <codemode>:3:15: too many values to unpack (got -1, want 3)",
+        )],
+    );
+}
+
 #[test]
 fn peak_memory_of_building_strings() {
     check(

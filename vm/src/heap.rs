@@ -215,15 +215,18 @@ impl<'h> Heap<'h> {
         self.list_from_vec(out)
     }
 
-    /// An element view over `source` with the given elements.
+    /// An element view over `source` holding `items`, a vector made by
+    /// [`Heap::vec_with_capacity`] (and so charged already): it becomes the
+    /// view's elements in place, with no second copy — a copy of millions
+    /// of values is work the deadline could not interrupt.
     pub fn elems(
         &self,
         source: Value<'h>,
         kind: ElemsKind,
-        items: &[Value<'h>],
+        items: BumpVec<'h, Value<'h>>,
     ) -> Result<Value<'h>> {
-        self.charge(size_of_val(items) + size_of::<ElemsObj>())?;
-        let items = self.bump.alloc_slice_copy(items);
+        self.charge(size_of::<ElemsObj>())?;
+        let items: &'h [Value<'h>] = items.into_bump_slice();
         Ok(Value::Elems(self.bump.alloc(ElemsObj {
             source,
             kind,

@@ -1556,37 +1556,44 @@ impl<'h> Thread<'h> {
                         continue;
                     }
                     let n = n as usize;
-                    let items: Vec<Value<'h>> = match v {
-                        Value::Tuple(t) => t.items.to_vec(),
-                        Value::Elems(e) => e.items.to_vec(),
-                        Value::List(l) => l.items.borrow().to_vec(),
-                        Value::Dict(d) => d.map.borrow().iter().map(|(k, _)| k).collect(),
-                        Value::Range(r) => {
-                            let len = r.len();
-                            if len as u64 > n as u64 {
-                                fail!(Error::msg(format!(
-                                    "too many values to unpack (got {len}, want {n})"
-                                )))
-                            }
-                            (0..len).map(|i| Value::Int(r.at(i))).collect()
-                        }
+                    // The length is checked before any item is copied: a
+                    // list of millions fails without a copy of it.
+                    let len = match v {
+                        Value::Tuple(t) => t.items.len(),
+                        Value::Elems(e) => e.items.len(),
+                        Value::List(l) => l.items.borrow().len(),
+                        Value::Dict(d) => d.map.borrow().len(),
+                        Value::Range(r) => r.len() as usize,
                         _ => fail!(Error::msg(format!(
                             "got {} in sequence assignment",
                             v.type_name()
                         ))),
                     };
-                    if items.len() > n {
+                    if len > n {
+                        // An element view has no length: the reference
+                        // says -1 for it.
+                        let got = if matches!(v, Value::Elems(_)) {
+                            -1
+                        } else {
+                            len as i64
+                        };
                         fail!(Error::msg(format!(
-                            "too many values to unpack (got {}, want {n})",
-                            items.len()
+                            "too many values to unpack (got {got}, want {n})"
                         )))
                     }
-                    if items.len() < n {
+                    if len < n {
                         fail!(Error::msg(format!(
-                            "too few values to unpack (got {}, want {n})",
-                            items.len()
+                            "too few values to unpack (got {len}, want {n})"
                         )))
                     }
+                    let items: Vec<Value<'h>> = match v {
+                        Value::Tuple(t) => t.items.to_vec(),
+                        Value::Elems(e) => e.items.to_vec(),
+                        Value::List(l) => l.items.borrow().to_vec(),
+                        Value::Dict(d) => d.map.borrow().iter().map(|(k, _)| k).collect(),
+                        Value::Range(r) => (0..len as i64).map(|i| Value::Int(r.at(i))).collect(),
+                        _ => Vec::new(),
+                    };
                     for (k, v) in items.into_iter().enumerate() {
                         reg!(b as usize + k) = v;
                     }

@@ -1100,7 +1100,7 @@ fn elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         out.push(th.heap.str_in_arena(&s[i..i + 1])?);
         args::tick(th.budget, i)?;
     }
-    th.heap.elems(a.recv(), ElemsKind::StrElems, &out)
+    th.heap.elems(a.recv(), ElemsKind::StrElems, out)
 }
 
 fn elem_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -1111,7 +1111,7 @@ fn elem_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         th.budget.charge_bytes(piece.len() * 16)?;
         out.extend(piece.iter().map(|b| Value::Int(*b as i64)));
     }
-    th.heap.elems(a.recv(), ElemsKind::StrElemOrds, &out)
+    th.heap.elems(a.recv(), ElemsKind::StrElemOrds, out)
 }
 
 fn codepoints<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -1126,7 +1126,7 @@ fn codepoints<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         });
         args::tick(th.budget, i)?;
     }
-    th.heap.elems(a.recv(), ElemsKind::StrCodepoints, &out)
+    th.heap.elems(a.recv(), ElemsKind::StrCodepoints, out)
 }
 
 fn codepoint_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -1137,7 +1137,7 @@ fn codepoint_ords<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         th.budget.charge_bytes(n)?;
         out.push(Value::Int(c as i64));
     }
-    th.heap.elems(a.recv(), ElemsKind::StrCodepointOrds, &out)
+    th.heap.elems(a.recv(), ElemsKind::StrCodepointOrds, out)
 }
 
 fn bytes_elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
@@ -1146,8 +1146,10 @@ fn bytes_elems<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
         return Err(Error::msg("bytes method on non-bytes"));
     };
     let mut out = th.heap.vec_with_capacity(b.bytes.len())?;
-    out.extend(b.bytes.iter().map(|x| Value::Int(*x as i64)));
-    th.heap.elems(a.recv(), ElemsKind::BytesElems, &out)
+    th.budget.in_blocks(b.bytes, |block| {
+        out.extend(block.iter().map(|x| Value::Int(*x as i64)))
+    })?;
+    th.heap.elems(a.recv(), ElemsKind::BytesElems, out)
 }
 
 /// Appends `str(v)` (strings bare, others as `repr`).
