@@ -52,8 +52,11 @@ struct Heard(Arc<Mutex<Vec<ProgressNotificationParam>>>);
 
 impl Heard {
     /// The notifications heard since the last call, waiting up to a second
-    /// for `n` of them (notifications are handled on their own tasks); all
-    /// carry one token.
+    /// for `n` of them; all carry one token. rmcp's client handles each
+    /// notification on a task of its own, so its handler may hear them in
+    /// another order than they were sent (seen once in CI: 1, 3, 2): they
+    /// are put back in the order of their `progress`. The order on the
+    /// wire is pinned by `http_streams_progress_only_when_asked`.
     async fn take(&self, n: usize) -> Vec<(f64, Option<f64>, Option<String>)> {
         for _ in 0..100 {
             if self.0.lock().expect("lock").len() >= n {
@@ -65,10 +68,12 @@ impl Heard {
         assert!(heard
             .windows(2)
             .all(|w| w[0].progress_token == w[1].progress_token));
-        heard
+        let mut heard: Vec<_> = heard
             .iter()
             .map(|p| (p.progress, p.total, p.message.clone()))
-            .collect()
+            .collect();
+        heard.sort_by(|a, b| a.0.total_cmp(&b.0));
+        heard
     }
 }
 
