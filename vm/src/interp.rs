@@ -38,7 +38,6 @@ macro_rules! general_only {
     () => {
         Instr::StoreGlobal { .. }
             | Instr::InplaceOr { .. }
-            | Instr::IterStart { .. }
             | Instr::GetAttr { .. }
             | Instr::SetAttr { .. }
             | Instr::MakeFunction { .. }
@@ -827,6 +826,30 @@ impl<'h> Thread<'h> {
     }
 
     /// Starts iterating `v` (a `for` loop or comprehension).
+    /// What `IterStart` puts in the [`ITER_REGS`] registers of a loop
+    /// over `v`: for a range, the next int, how many are left and the step
+    /// (`ForNext` iterates it there); for anything else an iterator object
+    /// (then two unused registers).
+    #[inline]
+    fn loop_start(&mut self, v: Value<'h>) -> Result<[Value<'h>; ITER_REGS]> {
+        if let Value::Range(r) = v {
+            return Ok([Value::Int(r.start), Value::Int(r.len()), Value::Int(r.step)]);
+        }
+        let it = self.iter_start(v)?;
+        Ok([Value::Iter(it), Value::None, Value::None])
+    }
+
+    /// `IterEnd` of the loop whose first register holds `v`: an iterator
+    /// object is released (a range needs no ending).
+    #[inline]
+    fn loop_end(&mut self, v: Value<'h>) {
+        if let Value::Iter(it) = v {
+            release(it);
+            // Loops end in LIFO order.
+            self.iters.pop();
+        }
+    }
+
     fn iter_start(&mut self, v: Value<'h>) -> Result<&'h IterObj<'h>> {
         let it = match v {
             Value::List(l) => {
@@ -1256,16 +1279,9 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::IterStart { dst, src } => {
-                    let v = reg!(src);
-                    if let Value::Range(r) = v {
-                        // Iterated in the loop's registers (see `ForNext`).
-                        reg!(dst) = Value::Int(r.start);
-                        reg!(dst as usize + 1) = Value::Int(r.len());
-                        reg!(dst as usize + 2) = Value::Int(r.step);
-                    } else {
-                        let it = tri!(self.iter_start(v));
-                        reg!(dst) = Value::Iter(it);
-                    }
+                    let r = tri!(self.loop_start(reg!(src)));
+                    // SAFETY: `verify` proved `r[dst..dst+3]` in range.
+                    unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
                 }
                 Instr::ForNext { iter, dst, body } => {
                     let it = match reg!(iter) {
@@ -1290,13 +1306,7 @@ impl<'h> Thread<'h> {
                         goto!(body);
                     }
                 }
-                Instr::IterEnd { iter } => {
-                    if let Value::Iter(it) = reg!(iter) {
-                        release(it);
-                        // Loops end in LIFO order.
-                        self.iters.pop();
-                    }
-                }
+                Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Call { dst, base: b, site } => {
                     let base = self.frame_base();
                     // SAFETY: `verify` proved the call site in range.

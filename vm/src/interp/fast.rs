@@ -423,12 +423,12 @@ impl<'h> Thread<'h> {
                     }
                     _ => bail!(),
                 },
-                Instr::IterEnd { iter } => {
-                    // A range needs no ending; iterator objects do.
-                    if !matches!(reg!(iter), Value::Int(_)) {
-                        bail!()
-                    }
+                Instr::IterStart { dst, src } => {
+                    let r = tri!(self.loop_start(reg!(src)));
+                    // SAFETY: `verify` proved `r[dst..dst+3]` in range.
+                    unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
                 }
+                Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Index { dst, x, i, hint } => {
                     // SAFETY: `verify` proved every hint cell in range.
                     let hint = unsafe { code.hints.get_unchecked(hint as usize) };

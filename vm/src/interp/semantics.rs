@@ -907,7 +907,9 @@ pub(super) fn range_next(v: i64, r: &mut [Value<'_>; 3]) -> std::result::Result<
 pub(super) fn list_next<'h>(list: &ListObj<'h>, index: &Cell<usize>) -> Option<Value<'h>> {
     let i = index.get();
     index.set(i + 1);
-    let items = list.items.borrow();
+    // SAFETY: the items are only read while this returns (the borrow
+    // flag is checked, not counted): no `borrow_mut` is taken meanwhile.
+    let items = unsafe { list.items.try_borrow_unguarded() }.ok()?;
     if let Some(&next) = items.get(i + 1) {
         prefetch_object(next);
     }
