@@ -16,6 +16,9 @@ use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
 use std::mem::{align_of, size_of};
 
+// A tuple's items follow its object in one block (see [`Heap::tuple`]).
+const _: () = assert!(size_of::<TupleObj>() % align_of::<Value>() == 0);
+
 /// What text of `len` bytes takes in the arena: objects are 8-byte
 /// aligned, so the bytes before the next one round up to a multiple of 8.
 #[inline]
@@ -114,6 +117,22 @@ impl<'h> Heap<'h> {
         }
     }
 
+    /// A string of the bytes of `s`, each mapped by `f` (`upper()` and
+    /// `lower()` of a short ASCII text), charged like [`Heap::str`] of
+    /// `s`: one block written in one pass.
+    #[inline]
+    pub fn str_mapped(&self, s: &[u8], f: impl Fn(u8) -> u8) -> Result<Value<'h>> {
+        self.charge(text_bytes(s.len()).saturating_add(size_of::<StrObj>()))?;
+        // SAFETY: exactly `s.len()` bytes are written from the text's start.
+        Ok(unsafe {
+            self.str_filled(s.len(), |at| {
+                for (i, &b) in s.iter().enumerate() {
+                    *at.add(i) = f(b);
+                }
+            })
+        })
+    }
+
     /// `str(i)`: [`Heap::str_around_int`] with nothing around.
     #[inline(never)]
     pub fn str_of_int(&self, i: i64) -> Result<Value<'h>> {
@@ -184,8 +203,36 @@ impl<'h> Heap<'h> {
     /// A tuple holding a copy of `items`.
     pub fn tuple(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
         self.charge(size_of_val(items) + size_of::<TupleObj>())?;
-        let items = self.bump.alloc_slice_copy(items);
-        Ok(Value::Tuple(self.bump.alloc(TupleObj { items })))
+        let n = items.len();
+        // The object and its items are one arena block, the items right
+        // after the object: a tuple is one allocation. A charged `n` is
+        // far below `isize::MAX` bytes, so the layout is valid.
+        let layout = Layout::from_size_align(
+            size_of::<TupleObj>() + size_of_val(items),
+            align_of::<TupleObj>().max(align_of::<Value>()),
+        )
+        .expect("a charged tuple fits a layout");
+        let block = self.bump.alloc_layout(layout).as_ptr();
+        // SAFETY: `block` is a fresh arena allocation of `layout`: the
+        // object at its start, then room for `n` values (aligned: the
+        // object's size is a multiple of the values' alignment), written
+        // before anything reads them. The arena lives for `'h` and never
+        // moves or frees a block before it is dropped.
+        unsafe {
+            let data = block.add(size_of::<TupleObj>()).cast::<Value<'h>>();
+            if n <= 4 {
+                for (i, v) in items.iter().enumerate() {
+                    data.add(i).write(*v);
+                }
+            } else {
+                std::ptr::copy_nonoverlapping(items.as_ptr(), data, n);
+            }
+            let obj = block.cast::<TupleObj<'h>>();
+            obj.write(TupleObj {
+                items: std::slice::from_raw_parts(data, n),
+            });
+            Ok(Value::Tuple(&*obj))
+        }
     }
 
     /// A list of `n` tuples of `width` items each, whose items `fill`

@@ -350,3 +350,50 @@ def main():
         r#"[["r0","0","0!",4,true],["r7","7","7!",4,true],["r-42","-42","-42!",4,true],["r1234567","1234567","1234567!",4,true],["r-9223372036854775808","-9223372036854775808","-9223372036854775808!",4,true]]"#
     );
 }
+
+#[test]
+fn loops_started_in_the_fast_loop_tuples_in_one_block_and_short_case_maps() {
+    // Loops over tuples (of up to four items copied one by one, more by a
+    // block copy: the items follow the object), lists, dicts and element
+    // views, started and ended in the fast loop (a `break` included); the
+    // short-text paths of `strip` and `upper`/`lower` (written in place).
+    let src = r#"
+def main():
+    out = []
+    ts = [(), (1,), (1, 2, 3, 4), (1, 2, 3, 4, 5), tuple(range(9))]
+    for t in ts:
+        n = 0
+        for x in t:
+            n += x
+        out.append([len(t), n, t[-1] if t else None])
+    grid = [[i * j for j in range(4)] for i in range(3)]
+    for row in grid:
+        for x in row:
+            if x > 2:
+                break
+            out.append(x)
+    d = {"a": 1, "b": 2}
+    for k in d:
+        for kk, v in d.items():
+            out.append(k + kk + str(v))
+    for c in "ab".elems():
+        out.append(c)
+    for e in []:
+        out.append(e)
+    words = ["  Mixed Case ", "\tTAB\n", "ümlaut  ", " \u00a0nbsp\u00a0 ", "", "   ", "lower", "UPPER"]
+    for w in words:
+        out.append([w.strip(), w.lstrip(), w.rstrip(), w.upper(), w.lower()])
+    xs = [1, 2, 3]
+    for x in xs:
+        if x == 2:
+            xs2 = xs + [x]
+    out.append(xs2)
+    a, b = "xy".elems()
+    out.append(a + b)
+    return out
+"#;
+    assert_eq!(
+        run(src),
+        r#"[[0,0,null],[1,1,1],[4,10,4],[5,15,5],[9,36,8],0,0,0,0,0,1,2,0,2,"aa1","ab2","ba1","bb2","a","b",["Mixed Case","Mixed Case ","  Mixed Case","  MIXED CASE ","  mixed case "],["TAB","TAB\n","\tTAB","\tTAB\n","\ttab\n"],["ümlaut","ümlaut  ","ümlaut","ÜMLAUT  ","ümlaut  "],["nbsp","nbsp  ","  nbsp","  NBSP  ","  nbsp  "],["","","","",""],["","","","   ","   "],["lower","lower","lower","LOWER","lower"],["UPPER","UPPER","UPPER","UPPER","upper"],[1,2,3,2],"xy"]"#
+    );
+}

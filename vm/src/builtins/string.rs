@@ -212,6 +212,19 @@ pub(crate) fn change_case<'h>(th: &Thread<'h>, recv: Value<'h>, s: &[u8], upper:
         } else {
             u8::is_ascii_uppercase
         };
+        if s.len() <= args::CHECK_EVERY {
+            // A short text: one charged scan (as `any_byte` charges it),
+            // then the new string written in one block and one pass.
+            th.budget.charge_bytes(s.len())?;
+            if !s.iter().any(other_case) {
+                return Ok(recv);
+            }
+            return if upper {
+                th.heap.str_mapped(s, |b| b.to_ascii_uppercase())
+            } else {
+                th.heap.str_mapped(s, |b| b.to_ascii_lowercase())
+            };
+        }
         if !any_byte(th, s, other_case)? {
             // Nothing to change: the string itself (strings are immutable).
             return Ok(recv);
@@ -613,6 +626,29 @@ fn trim_ascii_space(th: &Thread<'_>, s: &[u8], left: bool, right: bool) -> Resul
     const BLOCK: usize = 4096;
     let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
     let (mut from, mut to) = (0, s.len());
+    if s.len() <= BLOCK {
+        // A short text (a field, a name): each end in one scan, charged
+        // as one block each, as below.
+        if left {
+            while from < to && space(s[from]) {
+                from += 1;
+            }
+            th.budget.charge_bytes(from)?;
+        }
+        if right {
+            while to > from && space(s[to - 1]) {
+                to -= 1;
+            }
+            th.budget.charge_bytes(s.len() - to)?;
+        }
+        let more_left = left && from < to && !s[from].is_ascii();
+        let more_right = right && from < to && !s[to - 1].is_ascii();
+        if !(more_left || more_right) {
+            return Ok((from, to));
+        }
+        let (l, r) = trim(th, &s[from..to], more_left, more_right, char::is_whitespace)?;
+        return Ok((from + l, from + r));
+    }
     if left {
         loop {
             let start = from;
