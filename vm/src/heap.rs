@@ -17,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::mem::{align_of, size_of};
 
 // A tuple's items follow its object in one block (see [`Heap::tuple`]).
-const _: () = assert!(size_of::<TupleObj>() % align_of::<Value>() == 0);
+const _: () = assert!(size_of::<TupleObj>().is_multiple_of(align_of::<Value>()));
 
 /// What text of `len` bytes takes in the arena: objects are 8-byte
 /// aligned, so the bytes before the next one round up to a multiple of 8.
