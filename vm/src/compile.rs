@@ -1369,16 +1369,17 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         };
         let args_from = self.instrs.len() as u32;
         let mut r = base + 1;
+        let mut operands = BumpVec::new_in(self.env.heap.bump);
         for a in args {
             if let Arg::Positional(e) = a {
-                self.expr_to(e, r)?;
+                self.arg_to(e, r, &mut operands)?;
                 r += 1;
             }
         }
         let mut names = BumpVec::with_capacity_in(nnamed, self.env.heap.bump);
         for a in args {
             if let Arg::Named { name, value } = a {
-                self.expr_to(value, r)?;
+                self.arg_to(value, r, &mut operands)?;
                 names.push(name.name);
                 r += 1;
             }
@@ -1421,6 +1422,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             args: args_from,
             call: self.instrs.len() as u32,
             recv,
+            operands: operands.into_bump_slice(),
         };
         self.sites.push(site);
         let site = (self.sites.len() - 1) as u16;
@@ -1430,6 +1432,30 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
         };
         self.emit(i, lparen)?;
         Ok(())
+    }
+
+    /// Puts argument `e` in register `r` of a call: a constant or a local
+    /// becomes an operand the call copies itself (see
+    /// [`CallSite::operands`]; an unbound local is still checked here),
+    /// anything else is evaluated into `r`.
+    fn arg_to(
+        &mut self,
+        e: &'h Expr<'h>,
+        r: Reg,
+        operands: &mut BumpVec<'h, (Reg, Rk)>,
+    ) -> Result<()> {
+        if let Some(k) = self.const_of(e)? {
+            operands.push((r, RK_CONST | k));
+            return Ok(());
+        }
+        if let ExprKind::Ident(id) = &unparen(e).kind {
+            if let Binding::Local(i) = id.binding.get() {
+                self.check_bound(i, id)?;
+                operands.push((r, i as Reg));
+                return Ok(());
+            }
+        }
+        self.expr_to(e, r)
     }
 
     /// Compiles a nested `def` or `lambda` and creates its value in `dst`.

@@ -1311,6 +1311,8 @@ impl<'h> Thread<'h> {
                     let base = self.frame_base();
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
+                    // SAFETY: `verify` checked the site's operands.
+                    unsafe { sem::fill_operands(code, site, regs) };
                     let fbase = base + b as usize;
                     let f = reg!(b);
                     if let Value::Function(func) = f {
@@ -1374,6 +1376,8 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
+                    // SAFETY: `verify` checked the site's operands.
+                    unsafe { sem::fill_operands(code, site, regs) };
                     let recv = reg!(site.recv);
                     // `xs.append(x)` on a list that may be mutated: done in
                     // place. Anything else (and every error) takes the

@@ -543,6 +543,13 @@ pub struct CallSite<'h> {
     pub args: u32,
     pub call: u32,
     pub recv: Reg,
+    /// Argument registers the call itself fills, each from an operand (a
+    /// local read in its own register, or a constant) instead of a `move`
+    /// or `const` instruction of its own: `(register, operand)` pairs,
+    /// copied when the call runs, before anything reads the arguments. (No
+    /// argument can assign a local of the function, so the local holds at
+    /// the call what it held where the argument stands.)
+    pub operands: &'h [(Reg, Rk)],
 }
 
 impl CallSite<'_> {
@@ -687,6 +694,17 @@ impl Code<'_> {
         }
     }
 
+    /// The argument registers a call fills from operands, as
+    /// `; r5 = r0, r6 = "k"` (nothing when there are none).
+    fn operands(&self, s: &CallSite<'_>) -> String {
+        let mut out = String::new();
+        for (i, &(r, op)) in s.operands.iter().enumerate() {
+            out.push_str(if i == 0 { "; " } else { ", " });
+            out.push_str(&format!("r{r} = {}", self.rk(op)));
+        }
+        out
+    }
+
     fn rk(&self, op: Rk) -> String {
         if op & RK_CONST != 0 {
             self.konst((op & !RK_CONST) as usize)
@@ -766,8 +784,12 @@ impl Code<'_> {
             Call { dst, base, site } => {
                 let s = &self.sites[*site as usize];
                 format!(
-                    "call r{dst} = r{base}(npos {}, names {:?}, star {}, starstar {})",
-                    s.npos, s.names, s.star, s.star_star
+                    "call r{dst} = r{base}(npos {}, names {:?}, star {}, starstar {}{})",
+                    s.npos,
+                    s.names,
+                    s.star,
+                    s.star_star,
+                    self.operands(s)
                 )
             }
             CallMethod { dst, base, site } => {
@@ -780,8 +802,14 @@ impl Code<'_> {
                     format!(", args r{}..", base + 1)
                 };
                 format!(
-                    "callmethod r{dst} = r{}.{}(npos {}, names {:?}, star {}, starstar {}{args})",
-                    s.recv, s.method, s.npos, s.names, s.star, s.star_star
+                    "callmethod r{dst} = r{}.{}(npos {}, names {:?}, star {}, starstar {}{args}{})",
+                    s.recv,
+                    s.method,
+                    s.npos,
+                    s.names,
+                    s.star,
+                    s.star_star,
+                    self.operands(s)
                 )
             }
             GetAttr { dst, x, name } => {

@@ -186,6 +186,14 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 let s = site(pc, s)?;
                 range(pc, base, 1 + s.nargs())?;
                 reg(pc, s.recv)?;
+                for &(r, op) in s.operands {
+                    // An argument register of this call, from a valid
+                    // operand.
+                    if r <= base || r as usize > base as usize + s.nargs() {
+                        return Err(bad(code, pc, "call operand outside the arguments"));
+                    }
+                    rk(pc, op)?;
+                }
             }
             GetAttr { dst, x, name } => {
                 reg(pc, dst)?;

@@ -106,21 +106,21 @@ fn assert_exact_steps(src: &str, steps: u64, want: Data) {
 fn step_limit_is_exact_at_every_instruction_of_loops_and_branches() {
     // One step per instruction, also where the interpreter runs a
     // comparison and the conditional jump after it together: every limit
-    // below the total stops it, wherever it falls. Top level 3; main: 6
-    // before the loop, 11 `fornext`, 5 x (lt, jumpiffalse, inplaceadd,
+    // below the total stops it, wherever it falls. Top level 3; main: 5
+    // before the loop (`range`'s argument is an operand of its call), 11 `fornext`, 5 x (lt, jumpiffalse, inplaceadd,
     // jump), 4 x (lt, jumpiffalse, ne, jumpiffalse, inplaceadd), 1 x (lt,
     // jumpiffalse, ne, jumpiffalse), then iterend and return.
     let src = "def main():\n    t = 0\n    for i in range(10):\n        if i < 5:\n            t += 1\n        elif i != 7:\n            t += 10\n    return t\n";
-    assert_exact_steps(src, 3 + 6 + 11 + 5 * 4 + 4 * 5 + 4 + 2, Data::Int(45));
+    assert_exact_steps(src, 3 + 5 + 11 + 5 * 4 + 4 * 5 + 4 + 2, Data::Int(45));
 }
 
 #[test]
 fn step_limit_is_exact_at_every_instruction_of_calls_and_returns() {
-    // Top level 5; main: 6 before the loop, 6 `fornext`, 5 x (loadglobal,
-    // move, move, call, and in `add`: add, return), then iterend and
-    // return.
+    // Top level 5; main: 5 before the loop, 6 `fornext`, 5 x (loadglobal,
+    // call — its arguments are locals it reads itself — and in `add`: add,
+    // return), then iterend and return.
     let src = "def add(a, b):\n    return a + b\n\ndef main():\n    t = 0\n    for i in range(5):\n        t = add(t, i)\n    return t\n";
-    assert_exact_steps(src, 5 + 6 + 6 + 5 * 6 + 2, Data::Int(10));
+    assert_exact_steps(src, 5 + 5 + 6 + 5 * 4 + 2, Data::Int(10));
 }
 
 #[test]

@@ -71,7 +71,7 @@ const CASES: &[Case] = &[
     a, b = b, a
     return [out, a, b, c, recs[0]]
 "#,
-        steps: 198,
+        steps: 187,
         outcome: r#"[[0,1,2,3,4,"t0",2,"t1",4],2,1,3,{"id":7,"tag":"t0"}]"#,
     },
     Case {
@@ -83,7 +83,7 @@ const CASES: &[Case] = &[
         out.append("k%d=%s" % (i, out[i]))
     return out
 "#,
-        steps: 41,
+        steps: 40,
         outcome: r#"["r4","1:b","a-2%","5","None","1/2","k0=r4","k1=1:b","k2=a-2%"]"#,
     },
     Case {
@@ -97,7 +97,7 @@ const CASES: &[Case] = &[
                     path.replace("/", "."), line.lstrip(), line.rstrip(), path.split("/")])
     return out
 "#,
-        steps: 88,
+        steps: 67,
         outcome: r#"[["GET","get",true,false,".a.b","GET /a/b?x=1 ","  GET /a/b?x=1",["","a","b"]],["POST","post",false,false,".C","POST /C\n","\tPOST /C",["","C"]],["PUT","put",false,true,".x.y","put /x/y","put /x/y",["","x","y"]]]"#,
     },
     Case {
@@ -111,7 +111,7 @@ const CASES: &[Case] = &[
         t = t + (i // 2) + (i % 2) + (i & 1) + (i | 2) + (i ^ 3)
     return [t, str(x + 1), str(x * 2), str(y - 1), str(-y), str(y // -1), y % -1, 7 // -2, -7 % 3, 1 << 3, 8 >> 1, 7 / 2, 5 - 2.5, ~5, +3]
 "#,
-        steps: 85,
+        steps: 84,
         outcome: r#"[22,"9223372036854775808","18446744073709551614","-9223372036854775809","9223372036854775808","9223372036854775808",0,-4,2,8,4,3.5,2.5,-6,3]"#,
     },
     Case {
@@ -126,7 +126,7 @@ const CASES: &[Case] = &[
         xs = xs + [i * 2]
     return [s, xs, "a" * 2, [1] * 2]
 "#,
-        steps: 68,
+        steps: 63,
         outcome: r#"["ab0ab1ab2ab3",[0,0,1,2,2,4,3,6],"aa",[1,1]]"#,
     },
     Case {
@@ -149,7 +149,7 @@ const CASES: &[Case] = &[
             n += 100000
     return [n, 1 < 2.5, "a" < "b", (1, 2) < (1, 3), 3 == 3.0]
 "#,
-        steps: 128,
+        steps: 127,
         outcome: "[122113,true,true,true,true]",
     },
     Case {
@@ -198,7 +198,7 @@ const CASES: &[Case] = &[
         t += xs[-1] + d["a"]
     return [t, d, xs, "abc"[1], (1, 2)[-1]]
 "#,
-        steps: 77,
+        steps: 70,
         outcome: r#"[95,{"a":1,"0":0,"1":1,"2":2},[10,21,32],"b",2]"#,
     },
     Case {
@@ -222,7 +222,7 @@ const CASES: &[Case] = &[
         t += xs[i]
     return t
 "#,
-        steps: 20,
+        steps: 19,
         outcome: "error: invalid program: <codemode>:5:16: list index 2 out of range [-2:1]",
     },
     Case {
@@ -254,7 +254,7 @@ def main():
     e = {"a": 1, "b": 2}
     return [xs, d, e, [k for k in e], [v for v in (1, 2)]]
 "#,
-        steps: 91,
+        steps: 86,
         outcome: r#"[[0,4,16],{"0":0,"1":1,"2":2},{"a":1,"b":2},["a","b"],[1,2]]"#,
     },
     Case {
@@ -275,7 +275,7 @@ def main():
         xs.append(len(xs))
     return xs
 "#,
-        steps: 47,
+        steps: 36,
         outcome: "[0,1,1,3,2,5,3,7,4,9]",
     },
     Case {
@@ -286,7 +286,7 @@ def main():
         xs.append(x)
     return xs
 "#,
-        steps: 11,
+        steps: 10,
         outcome: "error: invalid program: <codemode>:4:18: append: cannot append to list during iteration",
     },
     Case {
@@ -297,7 +297,7 @@ def main():
         L.append(i)
     return L
 "#,
-        steps: 14,
+        steps: 12,
         outcome: "error: invalid program: <codemode>:4:17: append: cannot append to frozen list",
     },
     Case {
@@ -312,7 +312,7 @@ def main():
         t += f(i)
     return t
 "#,
-        steps: 42,
+        steps: 38,
         outcome: "18",
     },
     Case {
@@ -337,7 +337,7 @@ def main():
         t += z
     return t
 "#,
-        steps: 13,
+        steps: 12,
         outcome: "error: invalid program: <codemode>:6:14: local variable z referenced before assignment",
     },
     Case {
@@ -347,7 +347,7 @@ def main():
         w = 1
     return w
 "#,
-        steps: 9,
+        steps: 8,
         outcome: "error: invalid program: <codemode>:4:12: local variable w referenced before assignment",
     },
     Case {
@@ -376,7 +376,7 @@ def main():
         t += len("a,b".split(","))
     return [t, ",".join(["a", "b"]), min(3, 1)]
 "#,
-        steps: 113,
+        steps: 90,
         outcome: r#"[37,"a,b",1]"#,
     },
     Case {
@@ -388,7 +388,7 @@ def main():
     y = -9223372036854775807 - 1
     return [t, str(-y), -(1.5), not t, not 0]
 "#,
-        steps: 32,
+        steps: 31,
         outcome: r#"[-3,"9223372036854775808",-1.5,false,true]"#,
     },
     Case {
@@ -410,7 +410,7 @@ def main():
     d = sorted(rows, key=lambda r: (-r["s"], sorted([r["n"], "b"], key=lambda x: len(x))[0]))
     return [[r["s"] for r in x] for x in [a, b, c, d]] + [max(rows, key=score)["n"], min(rows, key=lambda r: r["n"])["s"]]
 "#,
-        steps: 268,
+        steps: 249,
         outcome: r#"[[1,2,3],[3,2,1],[1,3,2],[3,2,1],"ab",3]"#,
     },
     Case {
@@ -419,7 +419,7 @@ def main():
     rows = [{"s": 3}, {"s": 1}, {"t": 2}]
     return sorted(rows, key=lambda r: r["s"])
 "#,
-        steps: 22,
+        steps: 21,
         outcome: r#"error: invalid program: <codemode>:3:40: key "s" not in dict"#,
     },
     Case {
@@ -436,7 +436,7 @@ def main():
     x = {"x": x["x"], "prev": x}
     return [out[3], x, [o["sub"]["a"] for o in out]]
 "#,
-        steps: 101,
+        steps: 95,
         outcome: r#"[{"id":3,"name":"n3","sub":{"a":3,"b":[3]}},{"x":1,"prev":{"x":1,"y":4}},[0,1,2,3]]"#,
     },
     Case {
@@ -449,7 +449,7 @@ def main():
         rows.append({"k": i, "v": {"w": i}["w" if i < 2 else "z"], "after": rows})
     return rows
 "#,
-        steps: 42,
+        steps: 41,
         outcome: r#"error: invalid program: <codemode>:4:43: key "z" not in dict"#,
     },
 ];

@@ -517,6 +517,8 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
+                    // SAFETY: `verify` checked the site's operands.
+                    unsafe { sem::fill_operands(code, site, regs) };
                     // `verify` proved the receiver's register in range.
                     let recv = reg!(site.recv);
                     if let Some(l) = sem::append_target(site, recv) {
@@ -558,6 +560,8 @@ impl<'h> Thread<'h> {
                 Instr::Call { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
+                    // SAFETY: `verify` checked the site's operands.
+                    unsafe { sem::fill_operands(code, site, regs) };
                     let func = match reg!(b) {
                         Value::Function(func) => func,
                         Value::Builtin(f) if site.plain && site.npos as usize <= MAX_FAST_ARGS => {

@@ -27,7 +27,7 @@
 use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
-use crate::opcode::{CallSite, InPlace, Record, Reg};
+use crate::opcode::{CallSite, Code, InPlace, Record, Reg, RK_CONST};
 use crate::ops;
 use crate::template::Template;
 use crate::value::*;
@@ -946,6 +946,22 @@ fn prefetch_object(v: Value<'_>) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = v;
+}
+
+/// Fills the argument registers of a call that come from operands (see
+/// [`CallSite::operands`]): both loops do this first at every call.
+///
+/// # Safety
+/// `regs` must be the registers of the frame running `code`, and `site`
+/// one of `code`'s call sites, checked by `verify` (its operands are
+/// registers of the frame or constants of `code`).
+#[inline(always)]
+pub(super) unsafe fn fill_operands<'h>(code: &Code<'h>, site: &CallSite<'h>, regs: *mut Value<'h>) {
+    for &(r, op) in site.operands {
+        let v = *operand_ref!(code, regs, op);
+        // SAFETY: `verify` proved `r` an argument register of the call.
+        unsafe { *regs.add(r as usize) = v };
+    }
 }
 
 /// `ForNext` over a tuple: its next item, if any.
