@@ -97,6 +97,39 @@ enum ConstKey<'h> {
     Global(u32),
 }
 
+/// The most items of a tuple or list display made of constants that is
+/// one constant (see `FnCompiler::const_items`).
+const CONST_ITEMS: usize = 16;
+
+/// Whether `FnCompiler::const_of` makes a constant of `e` (without making
+/// it).
+fn is_constant(e: &Expr<'_>) -> bool {
+    match &e.kind {
+        ExprKind::Literal(_) => true,
+        ExprKind::Paren(x) => is_constant(x),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            x,
+            ..
+        } => match &x.kind {
+            ExprKind::Literal(Literal::Int(i)) => *i != i64::MIN,
+            ExprKind::Literal(Literal::Float(_)) => true,
+            _ => false,
+        },
+        ExprKind::Ident(id) => matches!(
+            id.binding.get(),
+            Binding::Universal(_) | Binding::Predeclared(_)
+        ),
+        ExprKind::Tuple(items) => is_constant_items(items),
+        _ => false,
+    }
+}
+
+/// Whether the items of a display are 1 to [`CONST_ITEMS`] constants.
+fn is_constant_items(items: &[&Expr<'_>]) -> bool {
+    (1..=CONST_ITEMS).contains(&items.len()) && items.iter().all(|x| is_constant(x))
+}
+
 /// How many keyed constants [`ConstIndex`] scans before it builds a table.
 const CONST_SCAN: usize = 24;
 
@@ -765,9 +798,32 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Binding::Universal(_) | Binding::Predeclared(_) => self.var_const(id)?,
                 _ => return Ok(None),
             },
+            // A tuple of constants is a constant: it is immutable, and no
+            // program can tell one such tuple from another.
+            ExprKind::Tuple(items) => return self.const_items(items),
             _ => return Ok(None),
         };
         Ok(Some(k))
+    }
+
+    /// A constant tuple of `items` when there are 1 to [`CONST_ITEMS`] and
+    /// every one is a constant (a tuple display that is a constant, and
+    /// the items of a list display made by [`Instr::ListOf`]).
+    fn const_items(&mut self, items: &'h [&'h Expr<'h>]) -> Result<Option<u16>> {
+        // Checked first, so that a display that is not all constants
+        // leaves no constants behind for its constant parts.
+        if !is_constant_items(items) {
+            return Ok(None);
+        }
+        let mut values = [Value::None; CONST_ITEMS];
+        for (slot, x) in values.iter_mut().zip(items) {
+            match self.const_of(x)? {
+                Some(k) => *slot = self.consts[k as usize],
+                None => return Ok(None),
+            }
+        }
+        let t = self.env.heap.tuple(&values[..items.len()])?;
+        self.konst_value(t).map(Some)
     }
 
     /// The constant holding a universal or predeclared name's value.
@@ -860,11 +916,19 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 Ok(())
             }
             ExprKind::List(items) => {
+                if let Some(k) = self.const_items(items)? {
+                    self.emit(Instr::ListOf { dst, k }, pos)?;
+                    return Ok(());
+                }
                 let (base, n) = self.consecutive(items, pos)?;
                 self.emit(Instr::MakeList { dst, base, n }, pos)?;
                 Ok(())
             }
             ExprKind::Tuple(items) => {
+                if let Some(k) = self.const_items(items)? {
+                    self.emit(Instr::Const { dst, k }, pos)?;
+                    return Ok(());
+                }
                 let (base, n) = self.consecutive(items, pos)?;
                 self.emit(Instr::MakeTuple { dst, base, n }, pos)?;
                 Ok(())

@@ -825,7 +825,6 @@ impl<'h> Thread<'h> {
         Ok(())
     }
 
-    /// Starts iterating `v` (a `for` loop or comprehension).
     /// What `IterStart` puts in the [`ITER_REGS`] registers of a loop
     /// over `v`: for a range, the next int, how many are left and the step
     /// (`ForNext` iterates it there); for anything else an iterator object
@@ -850,6 +849,7 @@ impl<'h> Thread<'h> {
         }
     }
 
+    /// Starts iterating `v` (a `for` loop or comprehension).
     fn iter_start(&mut self, v: Value<'h>) -> Result<&'h IterObj<'h>> {
         let it = match v {
             Value::List(l) => {
@@ -1494,6 +1494,10 @@ impl<'h> Thread<'h> {
                         charge_step!();
                     }
                     let v = tri!(sem::make_record(heap, rec, |r| reg!(r)));
+                    reg!(dst) = v;
+                }
+                Instr::ListOf { dst, k } => {
+                    let v = tri!(sem::list_of(heap, konst!(k)));
                     reg!(dst) = v;
                 }
                 Instr::MakeTuple { dst, base: b, n } => {

@@ -372,6 +372,12 @@ pub enum Instr {
         base: Reg,
         n: u16,
     },
+    /// `r[dst] = [...]`, a new list of the items of the constant tuple `k`
+    /// (a list display whose items are all constants).
+    ListOf {
+        dst: Reg,
+        k: u16,
+    },
     /// `r[dst] = (r[base], ..., r[base+n-1])`
     MakeTuple {
         dst: Reg,
@@ -715,13 +721,26 @@ impl Code<'_> {
 
     fn konst(&self, k: usize) -> String {
         match self.consts.get(k) {
-            Some(Value::None) => "None".to_string(),
-            Some(Value::Bool(b)) => if *b { "True" } else { "False" }.to_string(),
-            Some(Value::Int(i)) => i.to_string(),
-            Some(Value::Float(f)) => format!("{f:?}"),
-            Some(Value::Str(s)) => format!("{:?}", bstr::BStr::new(s.text)),
-            Some(v) => format!("<{}>", v.type_name()),
+            Some(v) => Code::konst_text(*v),
             None => format!("k{k}?"),
+        }
+    }
+
+    /// How a listing shows constant `v`.
+    fn konst_text(v: Value<'_>) -> String {
+        match v {
+            Value::None => "None".to_string(),
+            Value::Bool(b) => if b { "True" } else { "False" }.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Str(s) => format!("{:?}", bstr::BStr::new(s.text)),
+            Value::Tuple(t) => {
+                // A constant tuple's items are constants too.
+                let items: Vec<String> = t.items.iter().map(|v| Code::konst_text(*v)).collect();
+                let comma = if items.len() == 1 { "," } else { "" };
+                format!("({}{comma})", items.join(", "))
+            }
+            v => format!("<{}>", v.type_name()),
         }
     }
 
@@ -838,6 +857,7 @@ impl Code<'_> {
             ),
             MakeList { dst, base, n } => format!("makelist r{dst} = r{base}..+{n}"),
             MakeTuple { dst, base, n } => format!("maketuple r{dst} = r{base}..+{n}"),
+            ListOf { dst, k } => format!("makelist r{dst} = items of {}", self.konst(*k as usize)),
             MakeDict { dst, n } => format!("makedict r{dst} = {{}} (room {n})"),
             DictSetUnique { dict, key, src } => format!("dictsetunique r{dict}[r{key}] = r{src}"),
             DictPushNew { dict, k, src } => {

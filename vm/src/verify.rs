@@ -233,6 +233,13 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 range(pc, base, n as usize)?;
             }
             MakeDict { dst, .. } => reg(pc, dst)?,
+            ListOf { dst, k } => {
+                reg(pc, dst)?;
+                konst(pc, k)?;
+                if !matches!(code.consts[k as usize], Value::Tuple(_)) {
+                    return Err(bad(code, pc, "list items not a constant tuple"));
+                }
+            }
             MakeRecord { dst, rec } => {
                 reg(pc, dst)?;
                 let Some(rec) = code.records.get(rec as usize) else {

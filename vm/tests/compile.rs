@@ -188,3 +188,26 @@ fn percent_of_a_literal_reads_a_tuple_display_in_place() {
         "{listing}"
     );
 }
+
+#[test]
+fn displays_of_constants_are_constants() {
+    // A tuple display of constants (nested ones included) is one
+    // constant; a list display of constants is one instruction that copies
+    // a constant tuple's items into a new list; a display with any other
+    // item is built from registers as before.
+    let src = "def f(x):\n    a = (1, (\"b\", None))\n    l = [\"x\", -2]\n    m = [(1, 2), x]\n    return m\n";
+    let listing = disassemble(src, &[]).unwrap();
+    assert_eq!(
+        body_of(&listing, "f"),
+        vec![
+            "const r1 = (1, (\"b\", None))",
+            "makelist r2 = items of (\"x\", -2)",
+            "const r4 = (1, 2)",
+            "move r5 = r0",
+            "makelist r3 = r4..+2",
+            "return r3",
+            "return None",
+        ],
+        "{listing}"
+    );
+}

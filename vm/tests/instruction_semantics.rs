@@ -71,7 +71,7 @@ const CASES: &[Case] = &[
     a, b = b, a
     return [out, a, b, c, recs[0]]
 "#,
-        steps: 187,
+        steps: 164,
         outcome: r#"[[0,1,2,3,4,"t0",2,"t1",4],2,1,3,{"id":7,"tag":"t0"}]"#,
     },
     Case {
@@ -83,7 +83,7 @@ const CASES: &[Case] = &[
         out.append("k%d=%s" % (i, out[i]))
     return out
 "#,
-        steps: 40,
+        steps: 33,
         outcome: r#"["r4","1:b","a-2%","5","None","1/2","k0=r4","k1=1:b","k2=a-2%"]"#,
     },
     Case {
@@ -97,7 +97,7 @@ const CASES: &[Case] = &[
                     path.replace("/", "."), line.lstrip(), line.rstrip(), path.split("/")])
     return out
 "#,
-        steps: 67,
+        steps: 64,
         outcome: r#"[["GET","get",true,false,".a.b","GET /a/b?x=1 ","  GET /a/b?x=1",["","a","b"]],["POST","post",false,false,".C","POST /C\n","\tPOST /C",["","C"]],["PUT","put",false,true,".x.y","put /x/y","put /x/y",["","x","y"]]]"#,
     },
     Case {
@@ -126,7 +126,7 @@ const CASES: &[Case] = &[
         xs = xs + [i * 2]
     return [s, xs, "a" * 2, [1] * 2]
 "#,
-        steps: 63,
+        steps: 62,
         outcome: r#"["ab0ab1ab2ab3",[0,0,1,2,2,4,3,6],"aa",[1,1]]"#,
     },
     Case {
@@ -149,7 +149,7 @@ const CASES: &[Case] = &[
             n += 100000
     return [n, 1 < 2.5, "a" < "b", (1, 2) < (1, 3), 3 == 3.0]
 "#,
-        steps: 127,
+        steps: 116,
         outcome: "[122113,true,true,true,true]",
     },
     Case {
@@ -161,7 +161,7 @@ const CASES: &[Case] = &[
             t += 1
     return t
 "#,
-        steps: 19,
+        steps: 16,
         outcome: "error: invalid program: <codemode>:4:14: string < int not implemented (hint: convert first: str(x) to join text, int(x) or float(x) for arithmetic)",
     },
     Case {
@@ -172,7 +172,7 @@ const CASES: &[Case] = &[
         t += 6 // v
     return t
 "#,
-        steps: 18,
+        steps: 15,
         outcome: "error: invalid program: <codemode>:4:16: floored division by zero",
     },
     Case {
@@ -183,7 +183,7 @@ const CASES: &[Case] = &[
         s += v
     return s
 "#,
-        steps: 13,
+        steps: 11,
         outcome: "error: invalid program: <codemode>:4:11: unknown binary op: string + int (hint: convert first: str(x) to join text, int(x) or float(x) for arithmetic)",
     },
     Case {
@@ -198,7 +198,7 @@ const CASES: &[Case] = &[
         t += xs[-1] + d["a"]
     return [t, d, xs, "abc"[1], (1, 2)[-1]]
 "#,
-        steps: 70,
+        steps: 65,
         outcome: r#"[95,{"a":1,"0":0,"1":1,"2":2},[10,21,32],"b",2]"#,
     },
     Case {
@@ -210,7 +210,7 @@ const CASES: &[Case] = &[
         t += d[k]
     return t
 "#,
-        steps: 17,
+        steps: 15,
         outcome: r#"error: invalid program: <codemode>:5:15: key "b" not in dict"#,
     },
     Case {
@@ -222,7 +222,7 @@ const CASES: &[Case] = &[
         t += xs[i]
     return t
 "#,
-        steps: 19,
+        steps: 17,
         outcome: "error: invalid program: <codemode>:5:16: list index 2 out of range [-2:1]",
     },
     Case {
@@ -254,7 +254,7 @@ def main():
     e = {"a": 1, "b": 2}
     return [xs, d, e, [k for k in e], [v for v in (1, 2)]]
 "#,
-        steps: 86,
+        steps: 84,
         outcome: r#"[[0,4,16],{"0":0,"1":1,"2":2},{"a":1,"b":2},["a","b"],[1,2]]"#,
     },
     Case {
@@ -286,7 +286,7 @@ def main():
         xs.append(x)
     return xs
 "#,
-        steps: 10,
+        steps: 8,
         outcome: "error: invalid program: <codemode>:4:18: append: cannot append to list during iteration",
     },
     Case {
@@ -376,7 +376,7 @@ def main():
         t += len("a,b".split(","))
     return [t, ",".join(["a", "b"]), min(3, 1)]
 "#,
-        steps: 90,
+        steps: 88,
         outcome: r#"[37,"a,b",1]"#,
     },
     Case {

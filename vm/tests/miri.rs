@@ -397,3 +397,39 @@ def main():
         r#"[[0,0,null],[1,1,1],[4,10,4],[5,15,5],[9,36,8],0,0,0,0,0,1,2,0,2,"aa1","ab2","ba1","bb2","a","b",["Mixed Case","Mixed Case ","  Mixed Case","  MIXED CASE ","  mixed case "],["TAB","TAB\n","\tTAB","\tTAB\n","\ttab\n"],["ümlaut","ümlaut  ","ümlaut","ÜMLAUT  ","ümlaut  "],["nbsp","nbsp  ","  nbsp","  NBSP  ","  nbsp  "],["","","","",""],["","","","   ","   "],["lower","lower","lower","LOWER","lower"],["UPPER","UPPER","UPPER","UPPER","upper"],[1,2,3,2],"xy"]"#
     );
 }
+
+#[test]
+fn constant_tuples_and_lists_copied_from_them() {
+    // Tuple displays of constants are constants of the code (nested ones
+    // included); list displays of constants copy a constant tuple's items
+    // into a new list each time (`ListOf`), in both loops.
+    let src = r#"
+def main():
+    out = []
+    for i in range(3):
+        xs = ["x", "a"]
+        xs.append(i)
+        t = (1, "b", None, True, -2, 2.5, (3, -4.0))
+        out.append([xs, t, t[6][1], len(t)])
+        d = {(1, 2): "pair"}
+        out.append(d[(1, 2)])
+        out.append((1, 2) in d)
+        out.append("up" in ("up", "down"))
+        out.append(["up", "down", "degraded"][i])
+    rows = [(1, "a"), (2, "b")]
+    rows[0] = (9, "z")
+    out.append(rows)
+    big = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+    big.append(18)
+    out.append(len(big))
+    one = (5,)
+    out.append([one, str(one), str(("a",)), repr((None,))])
+    mixed = [(1, 2), (i, 3)]
+    out.append(mixed)
+    out.append(sorted([(2, "b"), (1, "z"), (2, "a")]))
+    out.append(max((3, 1), (3, 2)))
+    out.append(list((1, 2)) + [3])
+    return out
+"#;
+    assert_eq!(run(src), r#"[[["x","a",0],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"up",[["x","a",1],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"down",[["x","a",2],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"degraded",[[9,"z"],[2,"b"]],18,[[5],"(5,)","(\"a\",)","(None,)"],[[1,2],[2,3]],[[1,"z"],[2,"a"],[2,"b"]],[3,2],[1,2,3]]"#);
+}

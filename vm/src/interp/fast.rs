@@ -379,6 +379,11 @@ impl<'h> Thread<'h> {
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
                     reg!(dst) = tri!(self.heap.list(items));
                 }
+                Instr::ListOf { dst, k } => {
+                    // SAFETY: `verify` proved the constant index in range.
+                    let items = *unsafe { code.consts.get_unchecked(k as usize) };
+                    reg!(dst) = tri!(sem::list_of(self.heap, items));
+                }
                 Instr::MakeTuple { dst, base: b, n } => {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =

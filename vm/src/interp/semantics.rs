@@ -948,6 +948,16 @@ fn prefetch_object(v: Value<'_>) {
     let _ = v;
 }
 
+/// `ListOf`: a new list of the items of the constant tuple `k`.
+#[inline]
+pub(super) fn list_of<'h>(heap: Heap<'h>, k: Value<'h>) -> Result<Value<'h>> {
+    match k {
+        Value::Tuple(t) => heap.list(t.items),
+        // `verify` allows only a tuple.
+        _ => Err(Error::msg("internal error: list items not a tuple")),
+    }
+}
+
 /// Fills the argument registers of a call that come from operands (see
 /// [`CallSite::operands`]): both loops do this first at every call.
 ///
