@@ -813,15 +813,16 @@ pub(super) fn dict_get_in_place<'h>(
         Value::Str(s) if s.text.len() <= 64 => {}
         _ => return None,
     }
-    let m = d.map.borrow();
+    // SAFETY: the dict is not being mutated (checked), and the value
+    // found is copied before anything can mutate it.
+    let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
     let found = match key {
-        Value::Str(s) => match m.get_hashed_str(s) {
+        Value::Str(s) => match m.get_str_hinted(s, &site.hint) {
             Some(v) => Some(*v),
             None => m.get(key).ok()?,
         },
         _ => m.get(key).ok()?,
     };
-    drop(m);
     let default = if site.npos == 2 { args[1] } else { Value::None };
     match found {
         Some(v) => Some(Ok(v)),
