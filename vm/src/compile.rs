@@ -1487,7 +1487,6 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             call: self.instrs.len() as u32,
             recv,
             operands: operands.into_bump_slice(),
-            hint: Cell::new(0),
         };
         self.sites.push(site);
         let site = (self.sites.len() - 1) as u16;

@@ -556,10 +556,6 @@ pub struct CallSite<'h> {
     /// argument can assign a local of the function, so the local holds at
     /// the call what it held where the argument stands.)
     pub operands: &'h [(Reg, Rk)],
-    /// For `d.get(k)` and `d.setdefault(k)` done in place: the entry
-    /// position where a string key was last found here (see
-    /// [`crate::dict::DictMap::get_str_hinted`]; only a guess).
-    pub hint: Cell<u32>,
 }
 
 impl CallSite<'_> {

@@ -817,7 +817,7 @@ pub(super) fn dict_get_in_place<'h>(
     // found is copied before anything can mutate it.
     let m = unsafe { d.map.try_borrow_unguarded() }.ok()?;
     let found = match key {
-        Value::Str(s) => match m.get_str_hinted(s, &site.hint) {
+        Value::Str(s) => match m.get_hashed_str(s) {
             Some(v) => Some(*v),
             None => m.get(key).ok()?,
         },
