@@ -161,6 +161,14 @@ fn capitalize<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
 /// ones, and nothing else in ASCII changes), with the deadline checked
 /// between blocks as [`map_chars`] checks it between characters.
 fn map_ascii<'h>(th: &Thread<'h>, s: &[u8], upper: bool) -> R<'h> {
+    if s.len() <= args::CHECK_EVERY {
+        // One block: the new string written in one pass, no clock check.
+        return if upper {
+            th.heap.str_mapped(s, |b| b.to_ascii_uppercase())
+        } else {
+            th.heap.str_mapped(s, |b| b.to_ascii_lowercase())
+        };
+    }
     th.heap.charge(s.len())?;
     let text = th.heap.bump.alloc_slice_copy(s);
     let mut rest: &mut [u8] = &mut *text;
@@ -212,19 +220,6 @@ pub(crate) fn change_case<'h>(th: &Thread<'h>, recv: Value<'h>, s: &[u8], upper:
         } else {
             u8::is_ascii_uppercase
         };
-        if s.len() <= args::CHECK_EVERY {
-            // A short text: one charged scan (as `any_byte` charges it),
-            // then the new string written in one block and one pass.
-            th.budget.charge_bytes(s.len())?;
-            if !s.iter().any(other_case) {
-                return Ok(recv);
-            }
-            return if upper {
-                th.heap.str_mapped(s, |b| b.to_ascii_uppercase())
-            } else {
-                th.heap.str_mapped(s, |b| b.to_ascii_lowercase())
-            };
-        }
         if !any_byte(th, s, other_case)? {
             // Nothing to change: the string itself (strings are immutable).
             return Ok(recv);
