@@ -38,6 +38,10 @@ use crate::value::*;
 /// The most arguments of a builtin call made from the fast path.
 const MAX_FAST_ARGS: usize = 4;
 
+/// The most named arguments of a builtin method call made from the fast
+/// path.
+const MAX_FAST_NAMES: usize = 8;
+
 /// The part of the dispatch loop's state that the fast path runs on and
 /// hands back.
 pub(super) struct LoopState<'h> {
@@ -557,7 +561,27 @@ impl<'h> Thread<'h> {
                         let args = unsafe {
                             std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                         };
-                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args));
+                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args, &[]));
+                    } else if !site.star && !site.star_star && site.names.len() <= MAX_FAST_NAMES {
+                        // Builtin methods with named arguments
+                        // (`row.format(name=...)`): the same, the names
+                        // paired with their values (in the registers after
+                        // the positional ones) on the stack.
+                        let Some(m) = super::site_method(site, recv) else {
+                            bail!()
+                        };
+                        let npos = site.npos as usize;
+                        let mut pairs = [("", Value::None); MAX_FAST_NAMES];
+                        for (k, name) in site.names.iter().enumerate() {
+                            // `verify` proved the arguments
+                            // `r[b+1..b+1+nargs]` in range.
+                            pairs[k] = (name, reg!(b as usize + 1 + npos + k));
+                        }
+                        // SAFETY: as above.
+                        let args =
+                            unsafe { std::slice::from_raw_parts(regs.add(b as usize + 1), npos) };
+                        let named = &pairs[..site.names.len()];
+                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args, named));
                     } else {
                         bail!()
                     }
@@ -667,10 +691,11 @@ impl<'h> Thread<'h> {
         m: &'static crate::builtins::BuiltinFn,
         recv: Value<'h>,
         args: &[Value<'h>],
+        named: &[(&'h str, Value<'h>)],
     ) -> Result<Value<'h>> {
         #[cfg(debug_assertions)]
         let (frames, stack) = (self.frames.len(), self.stack.as_ptr());
-        let r = self.call_builtin(m, Some(recv), args, &[]);
+        let r = self.call_builtin(m, Some(recv), args, named);
         #[cfg(debug_assertions)]
         debug_assert!(
             frames == self.frames.len() && std::ptr::eq(stack, self.stack.as_ptr()),

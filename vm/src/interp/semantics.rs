@@ -472,16 +472,35 @@ pub(super) fn load_free<'h>(
 
 // Containers.
 
-/// `Index`, its common case: a list at a non-negative int, or a dict's
-/// value for a key it holds. `None`: [`index`] decides (and reports a
-/// missing or unhashable key, or an index out of range).
+/// `Index`, its common case: a list or tuple at an int within it (a
+/// negative one counts from the end: `parts[-1]`), or a dict's value for a
+/// key it holds. `None`: [`index`] decides (and reports a missing or
+/// unhashable key, or an index out of range).
 #[inline(always)]
 pub(super) fn index_common<'h>(x: Value<'h>, i: &Value<'h>) -> Option<Value<'h>> {
     match (x, *i) {
-        (Value::List(l), Value::Int(k)) if k >= 0 => l.get(k as usize),
+        (Value::List(l), Value::Int(k)) => {
+            // SAFETY: the list is not being mutated (checked), and the
+            // item is copied out before anything can mutate it.
+            let items = unsafe { l.items.try_borrow_unguarded() }.ok()?;
+            seq_item(items, k)
+        }
+        (Value::Tuple(t), Value::Int(k)) => seq_item(t.items, k),
         (Value::Dict(d), iv) => d.map.borrow().get(iv).ok().flatten(),
         _ => None,
     }
+}
+
+/// The item of `items` at `k`, a negative `k` counting from the end, as
+/// Starlark indexes a sequence; `None` out of range.
+#[inline(always)]
+fn seq_item<'h>(items: &[Value<'h>], k: i64) -> Option<Value<'h>> {
+    let at = if k < 0 {
+        items.len().checked_sub(k.unsigned_abs() as usize)?
+    } else {
+        k as usize
+    };
+    items.get(at).copied()
 }
 
 /// `Index` of a dict by a short string (`r["name"]`, the commonest index
