@@ -114,8 +114,9 @@ fn is_constant(e: &Expr<'_>) -> bool {
         } => match &x.kind {
             ExprKind::Literal(Literal::Int(i)) => *i != i64::MIN,
             ExprKind::Literal(Literal::Float(_)) => true,
-            _ => false,
+            _ => folded_int(e, FOLD_DEPTH).is_some(),
         },
+        ExprKind::Binary { .. } => folded_int(e, FOLD_DEPTH).is_some(),
         ExprKind::Ident(id) => matches!(
             id.binding.get(),
             Binding::Universal(_) | Binding::Predeclared(_)
@@ -123,6 +124,47 @@ fn is_constant(e: &Expr<'_>) -> bool {
         ExprKind::Tuple(items) => is_constant_items(items),
         _ => false,
     }
+}
+
+/// How deep [`folded_int`] looks into an expression: deep enough for the
+/// arithmetic people write on literals (`60 * 60 * 24`, `N // 2 + 1`),
+/// shallow enough that trying every level of a long chain of operators
+/// stays linear in its length.
+const FOLD_DEPTH: u32 = 8;
+
+/// The value of `e` when it is int arithmetic (`+`, `-`, `*`, `//`, `%`,
+/// unary `-`) on int literals whose every step gives an int of 64 bits
+/// without error, as the interpreter would compute it; `None` for anything
+/// else, which is then evaluated when it runs (so a division by zero or an
+/// overflow into a big int still happens there, and is reported there).
+fn folded_int(e: &Expr<'_>, depth: u32) -> Option<i64> {
+    if depth == 0 {
+        return None;
+    }
+    let v = match &e.kind {
+        ExprKind::Literal(Literal::Int(i)) => *i,
+        ExprKind::Paren(x) => folded_int(x, depth - 1)?,
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            x,
+            ..
+        } => folded_int(x, depth - 1)?.checked_neg()?,
+        ExprKind::Binary { op, l, r, .. } => {
+            let a = folded_int(l, depth - 1)?;
+            let b = folded_int(r, depth - 1)?;
+            match op {
+                BinOp::Add => a.checked_add(b)?,
+                BinOp::Sub => a.checked_sub(b)?,
+                BinOp::Mul => a.checked_mul(b)?,
+                BinOp::FloorDiv => crate::interp::floor_div(a, b)?,
+                BinOp::Mod => crate::interp::floor_mod(a, b)?,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    // The least int is left to the interpreter, as its literal is.
+    (v != i64::MIN).then_some(v)
 }
 
 /// Whether the items of a display are 1 to [`CONST_ITEMS`] constants.
@@ -792,8 +834,9 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     let f = -f;
                     self.konst(ConstKey::Float(f.to_bits()), Value::Float(f))?
                 }
-                _ => return Ok(None),
+                _ => return self.folded_const(e),
             },
+            ExprKind::Binary { .. } => return self.folded_const(e),
             ExprKind::Ident(id) => match id.binding.get() {
                 Binding::Universal(_) | Binding::Predeclared(_) => self.var_const(id)?,
                 _ => return Ok(None),
@@ -804,6 +847,14 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             _ => return Ok(None),
         };
         Ok(Some(k))
+    }
+
+    /// The constant of int arithmetic on literals ([`folded_int`]).
+    fn folded_const(&mut self, e: &'h Expr<'h>) -> Result<Option<u16>> {
+        match folded_int(e, FOLD_DEPTH) {
+            Some(i) => self.konst(ConstKey::Int(i), Value::Int(i)).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// A constant tuple of `items` when there are 1 to [`CONST_ITEMS`] and
@@ -1076,6 +1127,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     },
                     *dot,
                 )?;
+                Ok(())
+            }
+            ExprKind::Binary { .. } if folded_int(e, FOLD_DEPTH).is_some() => {
+                let k = self.folded_const(e)?.ok_or_else(|| {
+                    Error::msg("internal error: constant arithmetic not folded").at(pos)
+                })?;
+                self.emit(Instr::Const { dst, k }, pos)?;
                 Ok(())
             }
             ExprKind::Binary { op, l, r, op_pos } => match op {

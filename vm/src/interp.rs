@@ -65,8 +65,10 @@ macro_rules! operand_ref {
 
 mod fast;
 mod semantics;
+
 use fast::LoopState;
 use semantics::{self as sem, Binary as _, Compare as _, Unary as _};
+pub(crate) use semantics::{floor_div, floor_mod};
 
 /// The most Starlark frames that may be active at once.
 pub const MAX_FRAMES: usize = 1000;

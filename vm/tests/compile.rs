@@ -211,3 +211,44 @@ fn displays_of_constants_are_constants() {
         "{listing}"
     );
 }
+
+#[test]
+fn int_arithmetic_on_literals_is_folded() {
+    // Int arithmetic on literals is one constant; what would fail or leave
+    // 64 bits (a division by zero, an overflow into a big int) and anything
+    // not on literals is computed when it runs, where it is reported.
+    let src = "def f(x):\n    a = 60 * 60 * 24\n    b = x % (100 // 2 + 1)\n    c = -(7 // -2) + 7 % -3\n    d = 1 // 0\n    e = 9223372036854775807 + 1\n    g = (3, 2 * 5)\n    h = [1 - 2]\n    return x * (2 + 3)\n";
+    let listing = disassemble(src, &[]).unwrap();
+    assert_eq!(
+        body_of(&listing, "f"),
+        vec![
+            "const r1 = 86400",
+            "mod r2 = r0 51",
+            "const r3 = 2",
+            "floordiv r4 = 1 0",
+            "add r5 = 9223372036854775807 1",
+            "const r6 = (3, 10)",
+            "makelist r7 = items of (-1,)",
+            "mul r8 = r0 5",
+            "return r8",
+            "return None",
+        ],
+        "{listing}"
+    );
+}
+
+#[test]
+fn folding_looks_a_bounded_depth_into_an_expression() {
+    // A chain of additions on literals is folded when it is at most the
+    // folding depth deep; a longer one is computed when it runs, so that
+    // the compiler's work stays linear in the chain's length. (150 terms:
+    // the parser refuses deeper nesting.)
+    let fold = |n: usize| {
+        let chain = vec!["1"; n].join(" + ");
+        let listing = disassemble(&format!("def f():\n    x = {chain}\n"), &[]).unwrap();
+        body_of(&listing, "f")
+    };
+    assert_eq!(fold(8), vec!["const r0 = 8", "return None"]);
+    let long = fold(150);
+    assert_eq!(long.iter().filter(|l| l.starts_with("add ")).count(), 149);
+}

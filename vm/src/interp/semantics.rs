@@ -374,7 +374,7 @@ operators! {
 /// Floor division of ints, `None` when the general case must decide
 /// (division by zero, overflow).
 #[inline(always)]
-pub(super) fn floor_div(i: i64, j: i64) -> Option<i64> {
+pub(crate) fn floor_div(i: i64, j: i64) -> Option<i64> {
     if j == 0 || (i == i64::MIN && j == -1) {
         return None;
     }
@@ -388,7 +388,7 @@ pub(super) fn floor_div(i: i64, j: i64) -> Option<i64> {
 
 /// Floored modulo of ints, `None` when the general case must decide.
 #[inline(always)]
-pub(super) fn floor_mod(i: i64, j: i64) -> Option<i64> {
+pub(crate) fn floor_mod(i: i64, j: i64) -> Option<i64> {
     if j == 0 || j == -1 {
         return None;
     }
