@@ -8,7 +8,8 @@
 //! dict tables and strings built in one block with their object (grown,
 //! compacted, copied), index hints, membership and sorts decided in place,
 //! method caches keyed on the tag word, `%` templates and string methods
-//! done at their call sites, builtin calls without arguments — each with
+//! done at their call sites, builtin calls without arguments, negative and
+//! tuple indexes read in place, methods given named arguments — each with
 //! its exact result (the
 //! newest checked against starlark-go).
 //!
@@ -434,5 +435,27 @@ def main():
     assert_eq!(
         run(src),
         r#"[[["x","a",0],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"up",[["x","a",1],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"down",[["x","a",2],[1,"b",null,true,-2,2.5,[3,-4.0]],-4.0,7],"pair",true,true,"degraded",[[9,"z"],[2,"b"]],18,[[5],"(5,)","(\"a\",)","(None,)"],[[1,2],[2,3]],[[1,"z"],[2,"a"],[2,"b"]],[3,2],[1,2,3]]"#
+    );
+}
+
+#[test]
+fn negative_and_tuple_indexes_and_named_method_arguments() {
+    // The seventh session's fast-loop paths: lists read at negative ints
+    // and tuples at any int in place (a sort key's `kv[1]` too), builtin
+    // methods given named arguments from the registers, and int literal
+    // arithmetic folded when compiled. Checked against starlark-go.
+    let src = r#"
+def main():
+    rows = []
+    for i in range(6):
+        t = (i, "n%d" % i)
+        rows.append("{name}:{id}".format(id = t[0], name = t[-1]))
+    parts = "a b c".split(" ")
+    ranked = sorted([("x", 3), ("y", 1), ("z", 2)], key = lambda kv: (-kv[1], kv[0]))
+    return [rows, parts[-1], parts[-3], (1, 2, 3)[1], ranked, 10 // 3 + 7 % 4 * -2]
+"#;
+    assert_eq!(
+        run(src),
+        r#"[["n0:0","n1:1","n2:2","n3:3","n4:4","n5:5"],"c","a",2,[["x",3],["z",2],["y",1]],-3]"#
     );
 }
