@@ -133,6 +133,49 @@ impl<'h> Heap<'h> {
         })
     }
 
+    /// `s` with the `old_len` bytes at each of `at` (ascending, not
+    /// overlapping, within `s`) replaced by `new`, charged like
+    /// [`Heap::str_of_parts`] of the pieces: one block written in one
+    /// pass. Positions that break that order are an internal error.
+    #[inline]
+    pub fn str_replaced(
+        &self,
+        s: &[u8],
+        at: &[usize],
+        old_len: usize,
+        new: &[u8],
+    ) -> Result<Value<'h>> {
+        let mut last = 0usize;
+        for &i in at {
+            if i < last || i.checked_add(old_len).is_none_or(|end| end > s.len()) {
+                return Err(crate::error::Error::msg("internal error: replaced pieces"));
+            }
+            last = i + old_len;
+        }
+        // No overflow: the pieces of `s` are at most `s.len()` bytes, and
+        // `new` is counted saturating.
+        let kept = s.len() - at.len() * old_len;
+        let len = kept.saturating_add(at.len().saturating_mul(new.len()));
+        self.charge(text_bytes(len).saturating_add(size_of::<StrObj>()))?;
+        // SAFETY: the pieces of `s` between the matches (checked above to
+        // be ascending, apart and within `s`) are `kept` bytes, and `new`
+        // once per match the rest of `len`, written in order from the
+        // text's start.
+        Ok(unsafe {
+            self.str_filled(len, |mut out| {
+                let mut last = 0;
+                for &i in at {
+                    crate::text::copy_short(s.as_ptr().add(last), out, i - last);
+                    out = out.add(i - last);
+                    crate::text::copy_short(new.as_ptr(), out, new.len());
+                    out = out.add(new.len());
+                    last = i + old_len;
+                }
+                crate::text::copy_short(s.as_ptr().add(last), out, s.len() - last);
+            })
+        })
+    }
+
     /// `str(i)`: [`Heap::str_around_int`] with nothing around.
     #[inline(never)]
     pub fn str_of_int(&self, i: i64) -> Result<Value<'h>> {
@@ -425,5 +468,41 @@ impl StrBuf<'_> {
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{Budget, Limits};
+    use std::time::Instant;
+
+    #[test]
+    fn str_replaced_writes_the_pieces_and_refuses_positions_out_of_order() {
+        let bump = Bump::new();
+        let budget = Budget::new(Limits::default(), Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        let text = |v: Value<'_>| match v {
+            Value::Str(s) => String::from_utf8(s.text.to_vec()).unwrap(),
+            _ => panic!("not a string"),
+        };
+        let s = b"https://svc.internal/h";
+        let before = budget.heap_bytes();
+        let r = heap.str_replaced(s, &[0], 8, b"").unwrap();
+        assert_eq!(text(r), "svc.internal/h");
+        // Charged as a string of its text: the text in words and the object.
+        assert_eq!(budget.heap_bytes() - before, 16 + size_of::<StrObj>());
+        assert_eq!(
+            text(heap.str_replaced(b"a.b.c", &[1, 3], 1, b"--").unwrap()),
+            "a--b--c"
+        );
+        assert_eq!(
+            text(heap.str_replaced(b"abc", &[], 2, b"x").unwrap()),
+            "abc"
+        );
+        assert_eq!(text(heap.str_replaced(b"aa", &[0, 1], 1, b"").unwrap()), "");
+        for bad in [&[3usize][..], &[1, 0], &[0, 1], &[usize::MAX]] {
+            assert!(heap.str_replaced(b"abcd", bad, 2, b"x").is_err(), "{bad:?}");
+        }
     }
 }

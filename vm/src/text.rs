@@ -307,6 +307,37 @@ pub fn byte_positions(b: u8, hay: &[u8], out: &mut [u8; 255]) -> usize {
 /// gets one.
 const MISSES_BEFORE_FINDER: usize = 8;
 
+/// The starts of the non-overlapping matches of non-empty `needle` in the
+/// short `hay`, left to right, written into `out`: how many, or `None`
+/// when there are more than `out` holds or the first-byte search missed
+/// [`MISSES_BEFORE_FINDER`] times (the caller then searches as
+/// [`for_each_match`] does, which stays linear). One pass with no search
+/// state: `replace` on a line or a field.
+#[inline]
+pub fn short_matches(hay: &[u8], needle: &[u8], out: &mut [usize]) -> Option<usize> {
+    let n = needle.len();
+    let (&first, tail) = needle.split_first()?;
+    let (mut k, mut pos, mut misses) = (0, 0, 0);
+    while pos + n <= hay.len() {
+        let Some(j) = find_byte(first, &hay[pos..=hay.len() - n]) else {
+            break;
+        };
+        let c = pos + j;
+        if &hay[c + 1..c + n] == tail {
+            *out.get_mut(k)? = c;
+            k += 1;
+            pos = c + n;
+        } else {
+            misses += 1;
+            if misses >= MISSES_BEFORE_FINDER {
+                return None;
+            }
+            pos = c + 1;
+        }
+    }
+    Some(k)
+}
+
 /// Finds one needle in a haystack again and again (the windows of one
 /// search): `memchr` for a one-byte needle; for a longer one, `memchr` of
 /// its first byte with each candidate compared in place, until
@@ -513,6 +544,48 @@ mod tests {
 
     fn budget() -> Budget {
         Budget::new(Limits::default(), Instant::now(), None)
+    }
+
+    #[test]
+    fn short_matches_agrees_with_for_each_match_or_declines() {
+        // Every needle of one to three letters over texts of a, b and c:
+        // the matches found in one pass are the windowed search's, or the
+        // pass declines (too many matches, too many first-byte misses).
+        let texts = [
+            "",
+            "a",
+            "abcabcab",
+            "aaaaaaaaaaaaaaaaaaaa",
+            "abababababababababab",
+            "cabbacbbcabca",
+        ];
+        let mut declined = 0;
+        for text in texts {
+            for needle in ["a", "b", "ab", "ba", "aa", "abc", "cab", "aaa", "bbb"] {
+                let (hay, needle) = (text.as_bytes(), needle.as_bytes());
+                let mut all = Vec::new();
+                for_each_match(&budget(), hay, needle, |i| {
+                    all.push(i);
+                    Ok(true)
+                })
+                .unwrap();
+                let mut out = [0usize; 8];
+                match short_matches(hay, needle, &mut out) {
+                    Some(k) => assert_eq!(&out[..k], &all[..], "{text:?} {needle:?}"),
+                    None => declined += 1,
+                }
+            }
+        }
+        assert!(declined > 0, "the long texts of one letter are declined");
+        // More matches than `out` holds: declined, not cut short.
+        let mut out = [0usize; 8];
+        assert_eq!(short_matches(b"a.b.c.d.e.f.g.h.i.", b".", &mut out), None);
+        assert_eq!(short_matches(b"a.b.c.d.e.f.g.h.", b".", &mut out), Some(8));
+        assert_eq!(short_matches(b"a.b.c.d.e.f.g.h", b".", &mut out), Some(7));
+        // First bytes that miss MISSES_BEFORE_FINDER times: declined.
+        assert_eq!(short_matches(b"hhhhhhhhhhttps", b"https", &mut out), None);
+        assert_eq!(short_matches(b"hhhttps", b"https", &mut out), Some(1));
+        assert_eq!(out[0], 2);
     }
 
     #[test]

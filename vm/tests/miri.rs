@@ -9,7 +9,8 @@
 //! compacted, copied), index hints, membership and sorts decided in place,
 //! method caches keyed on the tag word, `%` templates and string methods
 //! done at their call sites, builtin calls without arguments, negative and
-//! tuple indexes read in place, methods given named arguments — each with
+//! tuple indexes read in place, methods given named arguments, short
+//! `replace` written in one block — each with
 //! its exact result (the
 //! newest checked against starlark-go).
 //!
@@ -457,5 +458,28 @@ def main():
     assert_eq!(
         run(src),
         r#"[["n0:0","n1:1","n2:2","n3:3","n4:4","n5:5"],"c","a",2,[["x",3],["z",2],["y",1]],-3]"#
+    );
+}
+
+#[test]
+fn short_replace_written_in_one_block() {
+    // `replace` on a short text: its matches found in one pass and the
+    // pieces and the new text written into the string's block
+    // (`Heap::str_replaced`); a text past the short limit takes the
+    // general path. Checked against starlark-go.
+    let src = r#"
+def main():
+    out = []
+    for i in range(4):
+        line = "| svc%d | [link](https://svc%d.internal/h) |" % (i, i)
+        out.append(line.replace("https://", "").replace(".internal", ""))
+    out.append("a.b.c".replace(".", "--"))
+    out.append("abc".replace("zz", "y"))
+    out.append(("ab" * 140).replace("b", "")[:4])
+    return out
+"#;
+    assert_eq!(
+        run(src),
+        r#"["| svc0 | [link](svc0/h) |","| svc1 | [link](svc1/h) |","| svc2 | [link](svc2/h) |","| svc3 | [link](svc3/h) |","a--b--c","abc","aaaa"]"#
     );
 }

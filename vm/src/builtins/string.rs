@@ -771,6 +771,12 @@ pub(crate) fn replace_text<'h>(
     limit: usize,
 ) -> R<'h> {
     let budget = th.budget;
+    if !old.is_empty() && limit == usize::MAX && s.len() <= SHORT_REPLACE {
+        let mut at = [0usize; REMEMBERED_MATCHES];
+        if let Some(k) = text::short_matches(s, old, &mut at) {
+            return replace_short(th, s, old, new, &at[..k]);
+        }
+    }
     // Matches of a non-empty `old` are found twice: counted to charge the
     // result, then copied around. The first few are remembered, so a short
     // string is searched once.
@@ -841,6 +847,20 @@ pub(crate) fn replace_text<'h>(
         out.push_str(s);
     }
     th.heap.finish_str(out)
+}
+
+/// The longest text [`replace_short`] takes.
+const SHORT_REPLACE: usize = 256;
+
+/// [`replace_text`] of a short text `s` (at most [`SHORT_REPLACE`] bytes)
+/// at the matches `at` of `old` (every one, at most
+/// [`REMEMBERED_MATCHES`]): the pieces between them and `new` written into
+/// one block. The heap is charged as [`replace_text`] charges it (the text
+/// rounded up to words, and the string object; a new string even when
+/// nothing matched), the work once for the search and the copy.
+fn replace_short<'h>(th: &Thread<'h>, s: &[u8], old: &[u8], new: &[u8], at: &[usize]) -> R<'h> {
+    th.budget.charge_bytes(s.len() * 2 + at.len() * new.len())?;
+    th.heap.str_replaced(s, at, old.len(), new)
 }
 
 fn join<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> R<'h> {
