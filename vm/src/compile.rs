@@ -945,6 +945,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
 
     fn expr_to_inner(&mut self, e: &'h Expr<'h>, dst: Reg) -> Result<()> {
         let pos = e.span.start;
+        if let ExprKind::Binary { .. } = e.kind {
+            // Int arithmetic on literals, folded when compiled.
+            if let Some(k) = self.folded_const(e)? {
+                self.emit(Instr::Const { dst, k }, pos)?;
+                return Ok(());
+            }
+        }
         match &e.kind {
             ExprKind::Ident(id) => self.load_var(id, dst),
             ExprKind::Paren(x) => self.expr_to_inner(x, dst),
@@ -1127,13 +1134,6 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     },
                     *dot,
                 )?;
-                Ok(())
-            }
-            ExprKind::Binary { .. } if folded_int(e, FOLD_DEPTH).is_some() => {
-                let k = self.folded_const(e)?.ok_or_else(|| {
-                    Error::msg("internal error: constant arithmetic not folded").at(pos)
-                })?;
-                self.emit(Instr::Const { dst, k }, pos)?;
                 Ok(())
             }
             ExprKind::Binary { op, l, r, op_pos } => match op {

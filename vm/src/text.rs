@@ -307,6 +307,45 @@ pub fn byte_positions(b: u8, hay: &[u8], out: &mut [u8; 255]) -> usize {
 /// gets one.
 const MISSES_BEFORE_FINDER: usize = 8;
 
+/// How a search by first byte ended ([`first_byte_find`]).
+enum Probe {
+    /// A match starts here.
+    Match(usize),
+    /// No match.
+    Absent,
+    /// [`MISSES_BEFORE_FINDER`] candidates missed, none before this
+    /// position matching: the rest is better searched by a memmem finder.
+    Missed(usize),
+}
+
+/// The first match of non-empty `needle` in `hay`, looked for by `memchr`
+/// of its first byte with each candidate compared in place, counting the
+/// candidates that miss in `misses` (kept across calls by the caller).
+#[inline(always)]
+fn first_byte_find(hay: &[u8], needle: &[u8], misses: &mut usize) -> Probe {
+    // Candidates start at most here.
+    let Some(last) = hay.len().checked_sub(needle.len()) else {
+        return Probe::Absent;
+    };
+    let (first, tail) = (needle[0], &needle[1..]);
+    let mut at = 0;
+    while let Some(j) = find_byte(first, &hay[at..=last]) {
+        let c = at + j;
+        if &hay[c + 1..c + needle.len()] == tail {
+            return Probe::Match(c);
+        }
+        at = c + 1;
+        if at > last {
+            break;
+        }
+        *misses += 1;
+        if *misses >= MISSES_BEFORE_FINDER {
+            return Probe::Missed(at);
+        }
+    }
+    Probe::Absent
+}
+
 /// The starts of the non-overlapping matches of non-empty `needle` in the
 /// short `hay`, left to right, written into `out`: how many, or `None`
 /// when there are more than `out` holds or the first-byte search missed
@@ -315,27 +354,21 @@ const MISSES_BEFORE_FINDER: usize = 8;
 /// state: `replace` on a line or a field.
 #[inline]
 pub fn short_matches(hay: &[u8], needle: &[u8], out: &mut [usize]) -> Option<usize> {
-    let n = needle.len();
-    let (&first, tail) = needle.split_first()?;
+    if needle.is_empty() {
+        return None;
+    }
     let (mut k, mut pos, mut misses) = (0, 0, 0);
-    while pos + n <= hay.len() {
-        let Some(j) = find_byte(first, &hay[pos..=hay.len() - n]) else {
-            break;
-        };
-        let c = pos + j;
-        if &hay[c + 1..c + n] == tail {
-            *out.get_mut(k)? = c;
-            k += 1;
-            pos = c + n;
-        } else {
-            misses += 1;
-            if misses >= MISSES_BEFORE_FINDER {
-                return None;
+    loop {
+        match first_byte_find(&hay[pos..], needle, &mut misses) {
+            Probe::Match(c) => {
+                *out.get_mut(k)? = pos + c;
+                k += 1;
+                pos += c + needle.len();
             }
-            pos = c + 1;
+            Probe::Absent => return Some(k),
+            Probe::Missed(_) => return None,
         }
     }
-    Some(k)
 }
 
 /// Finds one needle in a haystack again and again (the windows of one
@@ -372,30 +405,17 @@ impl<'n> Search<'n> {
 
     /// [`Search::find`] of a needle of two bytes or more.
     fn find_long(&mut self, hay: &[u8]) -> Option<usize> {
-        let needle = self.needle;
         if let Some(finder) = &self.finder {
             return finder.find(hay);
         }
-        // Candidates start at most here.
-        let last = hay.len().checked_sub(needle.len())?;
-        let (first, tail) = (needle[0], &needle[1..]);
-        let mut at = 0;
-        while let Some(j) = find_byte(first, &hay[at..=last]) {
-            let c = at + j;
-            if &hay[c + 1..c + needle.len()] == tail {
-                return Some(c);
-            }
-            at = c + 1;
-            if at > last {
-                break;
-            }
-            self.misses += 1;
-            if self.misses >= MISSES_BEFORE_FINDER {
-                let finder = self.finder.insert(memchr::memmem::Finder::new(needle));
-                return finder.find(&hay[at..]).map(|i| at + i);
+        match first_byte_find(hay, self.needle, &mut self.misses) {
+            Probe::Match(c) => Some(c),
+            Probe::Absent => None,
+            Probe::Missed(at) => {
+                let finder = self.finder.insert(memchr::memmem::Finder::new(self.needle));
+                finder.find(&hay[at..]).map(|i| at + i)
             }
         }
-        None
     }
 
     /// The last match in `hay`, searched from the end the same way (with
