@@ -13,7 +13,7 @@
 
 use crate::error::{Error, LimitKind, Result};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -100,8 +100,73 @@ pub struct Budget {
     native_calls: Cell<u32>,
     intermediate_bytes: Cell<usize>,
     heap_bytes: Cell<usize>,
+    /// Heap charges up to this many bytes in all need no more than the
+    /// one compare: the heap limit, or less while the execution has
+    /// reserved less of a [`HeapTotal`].
+    heap_ceiling: Cell<usize>,
+    /// The bound on the heaps of many executions together, if any, and
+    /// what this execution has reserved of it.
+    total: Option<Arc<HeapTotal>>,
+    reserved: Cell<usize>,
     /// Work units charged since the clock was last looked at.
     work: Cell<u64>,
+}
+
+/// Bytes an execution reserves of a [`HeapTotal`] at a time: its heap
+/// charges between two reservations cost no shared write.
+pub const HEAP_TOTAL_BLOCK: usize = 32 << 10;
+
+/// A bound on the heap bytes of many executions at once (the service's
+/// open executions). Each execution reserves its charges from it in
+/// blocks of [`HEAP_TOTAL_BLOCK`] bytes (never past its own heap limit)
+/// and gives all back when its budget is dropped; a charge that finds no
+/// room fails the execution that made it with the heap limit (`resource
+/// limit exceeded`), and the others go on.
+#[derive(Debug)]
+pub struct HeapTotal {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl HeapTotal {
+    /// A bound of `limit` bytes, none used.
+    pub fn new(limit: usize) -> HeapTotal {
+        HeapTotal {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// The bound.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// The bytes reserved now by the executions that share it.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Reserves `bytes` when they fit under the bound.
+    fn reserve(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|&n| n <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        if let Some(total) = &self.total {
+            total.release(self.reserved.get());
+        }
+    }
 }
 
 impl Budget {
@@ -115,9 +180,19 @@ impl Budget {
             native_calls: Cell::new(0),
             intermediate_bytes: Cell::new(0),
             heap_bytes: Cell::new(0),
+            heap_ceiling: Cell::new(limits.max_heap_bytes),
+            total: None,
+            reserved: Cell::new(0),
             work: Cell::new(0),
             limits,
         }
+    }
+
+    /// This budget, its heap charges also reserved from `total`.
+    pub fn with_total(mut self, total: Arc<HeapTotal>) -> Budget {
+        self.heap_ceiling.set(0);
+        self.total = Some(total);
+        self
     }
 
     /// Takes up to [`CHECK_INTERVAL`] steps for the interpreter to spend,
@@ -288,8 +363,33 @@ impl Budget {
     #[inline]
     pub fn charge_heap(&self, bytes: usize) -> Result<()> {
         let total = self.heap_bytes.get().saturating_add(bytes);
-        if total > self.limits.max_heap_bytes {
+        if total > self.heap_ceiling.get() {
+            return self.charge_heap_past_ceiling(total);
+        }
+        self.heap_bytes.set(total);
+        Ok(())
+    }
+
+    /// [`Budget::charge_heap`] of a total past the ceiling: the heap limit,
+    /// or another block of the shared [`HeapTotal`] to reserve first.
+    #[cold]
+    #[inline(never)]
+    fn charge_heap_past_ceiling(&self, total: usize) -> Result<()> {
+        let max = self.limits.max_heap_bytes;
+        if total > max {
             return Err(Error::limit(LimitKind::HeapBytes));
+        }
+        if let Some(shared) = &self.total {
+            let reserved = self.reserved.get();
+            let more = (total - reserved)
+                .div_ceil(HEAP_TOTAL_BLOCK)
+                .saturating_mul(HEAP_TOTAL_BLOCK)
+                .min(max - reserved);
+            if !shared.reserve(more) {
+                return Err(Error::limit(LimitKind::HeapBytes));
+            }
+            self.reserved.set(reserved + more);
+            self.heap_ceiling.set(reserved + more);
         }
         self.heap_bytes.set(total);
         Ok(())
@@ -327,6 +427,37 @@ mod tests {
             ..Limits::default()
         };
         Budget::new(limits, Instant::now(), None)
+    }
+
+    #[test]
+    fn a_heap_total_is_reserved_in_blocks_bounds_all_and_is_given_back() {
+        let total = Arc::new(HeapTotal::new(3 * HEAP_TOTAL_BLOCK));
+        let limits = Limits {
+            max_heap_bytes: 2 * HEAP_TOTAL_BLOCK + 100,
+            ..Limits::default()
+        };
+        let a = Budget::new(limits.clone(), Instant::now(), None).with_total(total.clone());
+        a.charge_heap(10).unwrap();
+        assert_eq!(total.used(), HEAP_TOTAL_BLOCK);
+        a.charge_heap(HEAP_TOTAL_BLOCK).unwrap();
+        assert_eq!(total.used(), 2 * HEAP_TOTAL_BLOCK);
+        // Its own limit comes first, and reservations never pass it.
+        let err = a.charge_heap(2 * HEAP_TOTAL_BLOCK).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::Limit(LimitKind::HeapBytes)));
+        assert_eq!(total.used(), 2 * HEAP_TOTAL_BLOCK);
+        a.charge_heap(HEAP_TOTAL_BLOCK + 90).unwrap();
+        assert_eq!(a.heap_bytes(), limits.max_heap_bytes);
+        assert_eq!(total.used(), limits.max_heap_bytes);
+        // Another execution finds less than a block left: it fails at the
+        // total, below its own limit, without reserving anything.
+        let b = Budget::new(limits, Instant::now(), None).with_total(total.clone());
+        b.charge_heap(HEAP_TOTAL_BLOCK - 200).unwrap_err();
+        assert_eq!(b.heap_bytes(), 0);
+        drop(a);
+        assert_eq!(total.used(), 0);
+        b.charge_heap(HEAP_TOTAL_BLOCK - 200).unwrap();
+        drop(b);
+        assert_eq!(total.used(), 0);
     }
 
     #[test]

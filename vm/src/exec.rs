@@ -8,6 +8,7 @@
 //! there is one), invalid capability arguments, a resource limit,
 //! cancellation, or the host's own error, unchanged.
 
+#[cfg(miri)]
 use crate::arena_pool::POOL;
 use crate::budget::{Budget, Limits};
 use crate::builtins;
@@ -15,12 +16,15 @@ use crate::capabilities::Capabilities;
 use crate::compile::compile_module;
 use crate::data::{self, ConvertError, Data};
 use crate::error::{Error, ErrorKind, LimitKind};
+#[cfg(not(miri))]
+use crate::execution::{Execution, Step};
 use crate::heap::Heap;
 use crate::interp::{DynHost, Thread};
 use crate::value::*;
 use bumpalo::Bump;
 use codemode_lang::{LineIndex, Names, FILE_NAME};
 use rustc_hash::FxHashSet;
+#[cfg(miri)]
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -82,20 +86,6 @@ impl<E> fmt::Display for ExecError<E> {
     }
 }
 
-struct HostAdapter<'a, H: Host>(&'a H);
-
-impl<H: Host> DynHost for HostAdapter<'_, H> {
-    fn call(&self, name: &str, args: Vec<(String, Data)>) -> Result<Data, Box<dyn Any + Send>> {
-        self.0
-            .call(HostCall { name, args })
-            .map_err(|e| Box::new(e) as Box<dyn Any + Send>)
-    }
-
-    fn take_paused(&self) -> std::time::Duration {
-        self.0.take_paused()
-    }
-}
-
 /// Runs `source` with the capabilities named in `capabilities` (dotted
 /// names) served by `host`. `cancel`, when raised, stops the program.
 /// (Builds the capability tree for this one run: a host that runs many
@@ -112,7 +102,10 @@ pub fn execute<H: Host>(
     execute_with(source, &capabilities, host, limits, cancel)
 }
 
-/// [`execute`] over a capability tree built in advance.
+/// [`execute`] over a capability tree built in advance: an [`Execution`]
+/// run step by step, each capability call it stops at answered by `host`
+/// on this thread.
+#[cfg(not(miri))]
 pub fn execute_with<H: Host>(
     source: &str,
     capabilities: &Capabilities,
@@ -120,16 +113,55 @@ pub fn execute_with<H: Host>(
     limits: &Limits,
     cancel: Option<Arc<AtomicBool>>,
 ) -> Result<Data, ExecError<H::Error>> {
+    let mut execution = Execution::new(source, capabilities, limits.clone(), cancel);
+    let mut step = execution.resume(None);
+    loop {
+        match step {
+            Step::Done(result) => return result,
+            Step::Call(call) => {
+                let result = host.call(HostCall {
+                    name: &call.name,
+                    args: call.args,
+                });
+                step = execution.resume(Some((result, host.take_paused())));
+            }
+        }
+    }
+}
+
+/// [`execute`] over a capability tree built in advance. (Under Miri,
+/// which cannot switch stacks, the program runs on this thread's stack
+/// and calls the host directly.)
+#[cfg(miri)]
+pub fn execute_with<H: Host>(
+    source: &str,
+    capabilities: &Capabilities,
+    host: &H,
+    limits: &Limits,
+    cancel: Option<Arc<AtomicBool>>,
+) -> Result<Data, ExecError<H::Error>> {
+    struct Direct<'a, H: Host>(&'a H);
+
+    impl<H: Host> DynHost for Direct<'_, H> {
+        fn call(&self, name: &str, args: Vec<(String, Data)>) -> Result<Data, Box<dyn Any + Send>> {
+            self.0
+                .call(HostCall { name, args })
+                .map_err(|e| Box::new(e) as Box<dyn Any + Send>)
+        }
+
+        fn take_paused(&self) -> std::time::Duration {
+            self.0.take_paused()
+        }
+    }
+
     let start = Instant::now();
     if source.len() > limits.max_source_bytes {
         return Err(ExecError::ResourceLimit(LimitKind::SourceBytes));
     }
-    // A kept arena when there is one: memory already touched (see
-    // `arena_pool`).
     let bump = POOL.take(arena_capacity(source.len()));
     let budget = Budget::new(limits.clone(), start, cancel);
-    let adapter = HostAdapter(host);
-    run(source, capabilities, &adapter, &bump, &budget).map_err(|e| classify::<H::Error>(e, source))
+    run(source, capabilities, &Direct(host), &bump, &budget)
+        .map_err(|e| classify::<H::Error>(e, source))
 }
 
 /// The arena's first chunk for a program of `len` bytes: room for its
@@ -137,13 +169,13 @@ pub fn execute_with<H: Host>(
 /// run, so that most executions never grow the arena (each growth is a
 /// fresh allocation from the system allocator). Capped, since the arena
 /// only takes what the heap budget has already charged.
-fn arena_capacity(len: usize) -> usize {
+pub(crate) fn arena_capacity(len: usize) -> usize {
     const BASE: usize = 16 * 1024;
     const MAX: usize = 2 * 1024 * 1024;
     len.saturating_mul(32).saturating_add(BASE).min(MAX)
 }
 
-fn run<'h>(
+pub(crate) fn run<'h>(
     source: &'h str,
     capabilities: &'h Capabilities,
     host: &'h dyn DynHost,
@@ -270,7 +302,7 @@ fn freeze(globals: &[Value<'_>]) {
     }
 }
 
-fn classify<E: 'static>(e: Error, source: &str) -> ExecError<E> {
+pub(crate) fn classify<E: 'static>(e: Error, source: &str) -> ExecError<E> {
     match e.into_kind() {
         ErrorKind::Eval { msg, pos, hint } => {
             let hint = hint.map(|h| h.to_string()).unwrap_or_default();

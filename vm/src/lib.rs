@@ -24,6 +24,8 @@ pub(crate) mod data;
 pub(crate) mod dict;
 pub(crate) mod error;
 pub(crate) mod exec;
+#[cfg(not(miri))]
+pub(crate) mod execution;
 pub(crate) mod format;
 pub(crate) mod hash;
 pub(crate) mod heap;
@@ -35,10 +37,12 @@ pub(crate) mod text;
 pub(crate) mod value;
 pub(crate) mod verify;
 
-pub use budget::Limits;
+pub use budget::{HeapTotal, Limits, HEAP_TOTAL_BLOCK};
 pub use builtins::UNIVERSE_NAMES;
 pub use capabilities::Capabilities;
 pub use codemode_lang::{without_hint, Hint, KEYWORDS};
 pub use data::Data;
 pub use error::LimitKind;
 pub use exec::{disassemble, execute, execute_with, source_from_bytes, ExecError, Host, HostCall};
+#[cfg(not(miri))]
+pub use execution::{CapabilityCall, Execution, Step, STACK_BYTES};
