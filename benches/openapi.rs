@@ -16,7 +16,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use codemode::catalog::{CancellationToken, CodeMode, Config, Subject};
+use codemode::catalog::{CodeMode, Config, ExecuteOptions, Subject};
 use codemode::server::catalogs;
 use codemode::server::openapi::{self, OpenApiConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -146,7 +146,7 @@ fn round_trip(c: &mut Criterion) {
             let start = Instant::now();
             for _ in 0..iters {
                 let out = runtime
-                    .block_on(service.execute(&subject, &program, CancellationToken::new()))
+                    .block_on(service.execute(&subject, &program, ExecuteOptions::default()))
                     .expect("ran");
                 black_box(out);
             }

@@ -24,7 +24,7 @@ mod common;
 #[path = "../catalog/tests/github_manifest/mod.rs"]
 mod github_manifest;
 
-use codemode::catalog::{CancellationToken, Subject};
+use codemode::catalog::{ExecuteOptions, Subject};
 use codemode::server::catalogs;
 use codemode::vm::{execute, Data, Host, HostCall, Limits};
 use common::program;
@@ -124,7 +124,7 @@ fn execute_latency(c: &mut Criterion) {
         let service = catalogs::load(&sources, &[], Default::default()).expect("catalogs");
         let run = |src: &str| -> String {
             let data = runtime
-                .block_on(service.execute(&subject, src, CancellationToken::new()))
+                .block_on(service.execute(&subject, src, ExecuteOptions::default()))
                 .expect("agent program");
             serde_json::to_string(&data).expect("json")
         };

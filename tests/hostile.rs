@@ -18,7 +18,7 @@
 //! small machine.
 
 use clap::Parser;
-use codemode::catalog::{CancellationToken, Subject};
+use codemode::catalog::{ExecuteOptions, Subject};
 use codemode::server::cli::{self, program_text, Cli, Command};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -219,7 +219,7 @@ fn child() {
     let outcome = runtime.block_on(async {
         let source = program_text(bytes, service.config().limits.max_source_bytes)?;
         service
-            .execute(&subject, &source, CancellationToken::new())
+            .execute(&subject, &source, ExecuteOptions::default())
             .await
     });
     let elapsed = start.elapsed();

@@ -1,10 +1,11 @@
-//! Admission of executions: how many run at once, in all and per subject,
-//! and how many may wait, for how long.
+//! Admission of executions: how many are open at once (running, paused at
+//! a capability call, or waiting for a CPU slot), in all and per subject,
+//! and how many may wait to open, for how long.
 //!
 //! An execution takes a slot of its subject
 //! ([`Config::max_executions_per_subject`](crate::Config)) and then one of
-//! the whole service (`max_concurrent_executions`). When both are free it
-//! runs at once; otherwise it waits — if fewer than `max_queued_executions`
+//! the whole service (`max_open_executions`). When both are free it
+//! opens at once; otherwise it waits — if fewer than `max_queued_executions`
 //! are waiting already, and at most `max_queue_wait` — or is refused with
 //! `resource limit exceeded`. Cancellation ends the wait as `context
 //! canceled`. The slots of a subject exist only while it has executions
@@ -21,9 +22,9 @@ use tokio_util::sync::CancellationToken;
 /// The bounds of admission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
-    /// Executions running at once.
-    pub running: usize,
-    /// Executions of one subject running at once.
+    /// Executions open at once.
+    pub open: usize,
+    /// Executions of one subject open at once.
     pub per_subject: usize,
     /// Executions waiting for a slot at once.
     pub waiting: usize,
@@ -84,13 +85,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Admission {
     pub(crate) fn new(bounds: Bounds) -> Admission {
         let bounds = Bounds {
-            running: bounds.running.max(1),
+            open: bounds.open.max(1),
             per_subject: bounds.per_subject.max(1),
             ..bounds
         };
         Admission {
             bounds,
-            slots: Arc::new(Semaphore::new(bounds.running)),
+            slots: Arc::new(Semaphore::new(bounds.open)),
             subjects: Arc::new(Mutex::new(HashMap::new())),
             waiting: AtomicUsize::new(0),
         }
@@ -174,14 +175,9 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    fn admission(
-        running: usize,
-        per_subject: usize,
-        waiting: usize,
-        wait_ms: u64,
-    ) -> Arc<Admission> {
+    fn admission(open: usize, per_subject: usize, waiting: usize, wait_ms: u64) -> Arc<Admission> {
         Arc::new(Admission::new(Bounds {
-            running,
+            open,
             per_subject,
             waiting,
             wait: Duration::from_millis(wait_ms),

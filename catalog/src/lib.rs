@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use codemode_catalog::{
-//!     AllowAll, CancellationToken, Capability, Catalog, CodeMode, HandlerError, Rule, Subject,
+//!     AllowAll, Capability, Catalog, CodeMode, ExecuteOptions, HandlerError, Rule, Subject,
 //! };
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
@@ -45,10 +45,10 @@
 //!     let found = service.search(&me, "shipping quote").await.expect("search");
 //!     assert_eq!(found.results[0].signature, "shipping.quote(*, weight_grams: int)");
 //!     let source = "def main():\n    return shipping.quote(weight_grams=1200)\n";
-//!     let result = service.execute(&me, source, CancellationToken::new()).await;
+//!     let result = service.execute(&me, source, ExecuteOptions::default()).await;
 //!     assert_eq!(result.expect("runs").to_json_string(), r#"{"price_cents":900}"#);
 //!     let source = "def main():\n    return shipping.quote(weight_grams=0)\n";
-//!     let error = service.execute(&me, source, CancellationToken::new()).await;
+//!     let error = service.execute(&me, source, ExecuteOptions::default()).await;
 //!     assert_eq!(
 //!         error.expect_err("out of range").to_string(),
 //!         "invalid capability arguments: weight_grams: must be at least 1"
@@ -65,6 +65,7 @@ pub mod capability;
 pub mod catalog;
 pub mod conform;
 pub mod convert;
+mod cpu;
 pub mod decode;
 pub mod error;
 pub mod names;
@@ -98,7 +99,7 @@ pub use progress::{CallDone, Progress, ProgressFuture};
 pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
 pub use schema::ShapeError;
 pub use search::{tokenize, SearchLimits, SearchResponse, SearchResult};
-pub use service::{CodeMode, Config};
+pub use service::{CodeMode, Config, ExecuteOptions, ExecutionCounts};
 pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeKind};
 pub use tokio_util::sync::CancellationToken;
 

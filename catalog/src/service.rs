@@ -33,21 +33,22 @@ use crate::capability::{BoxFuture, CallFailure, CallInfo};
 use crate::catalog::{CapabilityRef, Catalog, Description};
 use crate::conform::conform_output;
 use crate::convert::data_to_json;
+use crate::cpu;
 use crate::error::Error;
 use crate::progress::{CallDone, Progress};
 use crate::search::{SearchError, SearchLimits, SearchResponse};
-use codemode_vm::{Capabilities, Data, ExecError, Host, HostCall, Limits};
+use codemode_vm::{
+    Capabilities, CapabilityCall, Data, ExecError, Execution, HeapTotal, Limits, Step,
+};
 use futures_util::FutureExt;
 use std::any::Any;
-use std::cell::Cell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
-use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// Every configurable bound of the service, with the reference's defaults.
@@ -57,17 +58,27 @@ pub struct Config {
     pub limits: Limits,
     /// The limits of one search.
     pub search: SearchLimits,
-    /// Executions running at once (MaxConcurrentExecutions); more wait.
+    /// Executions running instructions at once (MaxConcurrentExecutions):
+    /// CPU slots. An execution paused at a capability call holds none;
+    /// one that wants to run waits for a free slot.
     pub max_concurrent_executions: usize,
+    /// Executions open at once — running, paused at a capability call, or
+    /// waiting for a CPU slot; more wait to open (see
+    /// `max_queued_executions`).
+    pub max_open_executions: usize,
+    /// The heap bytes all open executions may hold together (each also
+    /// within its own `limits.max_heap_bytes`); an allocation that finds
+    /// no room fails its execution with `resource limit exceeded`.
+    pub max_open_heap_bytes: usize,
     /// How long a call whose policy answered *ask* waits for a person
     /// before it is refused (not counted against the time limit).
     pub approval_timeout: Duration,
-    /// Executions of one subject running at once; more wait.
+    /// Executions of one subject open at once; more wait.
     pub max_executions_per_subject: usize,
-    /// Executions waiting for a slot at once; more are refused
+    /// Executions waiting to open at once; more are refused
     /// (`resource limit exceeded`).
     pub max_queued_executions: usize,
-    /// The longest an execution waits for a slot before it is refused
+    /// The longest an execution waits to open before it is refused
     /// (`resource limit exceeded`).
     pub max_queue_wait: Duration,
 }
@@ -78,8 +89,10 @@ impl Default for Config {
             limits: Limits::default(),
             search: SearchLimits::default(),
             max_concurrent_executions: 8,
+            max_open_executions: 4096,
+            max_open_heap_bytes: 512 << 20,
             approval_timeout: Duration::from_secs(120),
-            max_executions_per_subject: 4,
+            max_executions_per_subject: 1024,
             max_queued_executions: 64,
             max_queue_wait: Duration::from_secs(2),
         }
@@ -93,23 +106,28 @@ pub struct CodeMode {
     approver: Arc<dyn Approver>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     current: RwLock<Arc<Snapshot>>,
     policy: Arc<dyn Policy>,
     config: Config,
     admission: Admission,
+    /// The CPU slots (see [`crate::cpu`]).
+    pub(crate) cpu: Semaphore,
+    /// The heap bytes of the open executions, bounded.
+    heap_total: Arc<HeapTotal>,
+    pub(crate) counts: Counts,
 }
 
 /// One catalog and its capability tree (built once, shared by every
 /// execution), as an execution sees it from start to end.
 struct Snapshot {
     catalog: Arc<Catalog>,
-    capabilities: Capabilities,
+    capabilities: Arc<Capabilities>,
 }
 
 impl Snapshot {
     fn new(catalog: Catalog) -> Arc<Snapshot> {
-        let capabilities = Capabilities::new(catalog.names());
+        let capabilities = Arc::new(Capabilities::new(catalog.names()));
         Arc::new(Snapshot {
             catalog: Arc::new(catalog),
             capabilities,
@@ -128,13 +146,16 @@ impl CodeMode {
         CodeMode {
             inner: Arc::new(Inner {
                 admission: Admission::new(Bounds {
-                    running: config.max_concurrent_executions,
+                    open: config.max_open_executions,
                     per_subject: config.max_executions_per_subject,
                     waiting: config.max_queued_executions,
                     wait: config.max_queue_wait,
                 }),
                 current: RwLock::new(Snapshot::new(catalog)),
                 policy,
+                cpu: Semaphore::new(config.max_concurrent_executions.max(1)),
+                heap_total: Arc::new(HeapTotal::new(config.max_open_heap_bytes)),
+                counts: Counts::default(),
                 config,
             }),
             approver: Arc::new(RefuseAll),
@@ -203,63 +224,39 @@ impl CodeMode {
     }
 
     /// `execute`: runs `source` and returns `main`'s converted result.
-    /// Cancelling `cancel` (or dropping the returned future) stops the
-    /// program.
+    /// Cancelling `options.cancel` (or dropping the returned future) stops
+    /// the program; `options` also names who approves its asks and who
+    /// hears of its completed calls.
+    ///
+    /// The program runs as a future: an [`Execution`] of the VM run in
+    /// steps. Each step takes one of `max_concurrent_executions` CPU slots
+    /// and runs the program's instructions until it calls a capability or
+    /// ends (see `cpu`); the capability's binding and authorization run in
+    /// that step too. The call itself — a person's approval, the handler,
+    /// the progress notice — is awaited on the runtime with no thread and
+    /// no slot held, and the execution is resumed with its result.
     pub async fn execute(
         &self,
         subject: &Subject,
         source: &str,
-        cancel: CancellationToken,
-    ) -> Result<Data, Error> {
-        self.execute_observed(subject, source, cancel, self.approver.clone(), None)
-            .await
-    }
-
-    /// [`CodeMode::execute`], asking `approver` instead of the service's
-    /// approver when a policy answers *ask* (the MCP server asks the client
-    /// of the request that runs the program).
-    pub async fn execute_approved_by(
-        &self,
-        subject: &Subject,
-        source: &str,
-        cancel: CancellationToken,
-        approver: Arc<dyn Approver>,
-    ) -> Result<Data, Error> {
-        self.execute_observed(subject, source, cancel, approver, None)
-            .await
-    }
-
-    /// [`CodeMode::execute`], telling `progress` after each capability
-    /// call that returned its result.
-    pub async fn execute_with_progress(
-        &self,
-        subject: &Subject,
-        source: &str,
-        cancel: CancellationToken,
-        progress: Option<Arc<dyn Progress>>,
-    ) -> Result<Data, Error> {
-        self.execute_observed(subject, source, cancel, self.approver.clone(), progress)
-            .await
-    }
-
-    /// [`CodeMode::execute`] with both: `approver` asked when a policy
-    /// answers *ask*, `progress` told of each completed capability call.
-    pub async fn execute_observed(
-        &self,
-        subject: &Subject,
-        source: &str,
-        cancel: CancellationToken,
-        approver: Arc<dyn Approver>,
-        progress: Option<Arc<dyn Progress>>,
+        options: ExecuteOptions,
     ) -> Result<Data, Error> {
         authenticated(subject)?;
+        let inner = &self.inner;
         // Refused before it waits for a slot, holding its source.
-        if source.len() > self.inner.config.limits.max_source_bytes {
+        if source.len() > inner.config.limits.max_source_bytes {
             return Err(Error::ResourceLimitExceeded);
         }
+        let ExecuteOptions {
+            cancel,
+            approver,
+            progress,
+        } = options;
+        let approver = approver.unwrap_or_else(|| self.approver.clone());
         let token = cancel.child_token();
         let _stop_on_drop = token.clone().drop_guard();
-        let permit = self.inner.admission.admit(subject.id(), &token).await?;
+        let _admitted = inner.admission.admit(subject.id(), &token).await?;
+        let _open = Count::up(&inner.counts.open);
         // The VM watches a flag; the token raises it through a waker that
         // stays registered while the program runs: no task, no thread.
         let flag = Arc::new(AtomicBool::new(false));
@@ -272,65 +269,299 @@ impl CodeMode {
         {
             return Err(Error::Canceled);
         }
-        // Dropping this future while the program runs elsewhere (on the
+        // Dropping this future while a step runs elsewhere (on the
         // blocking pool) stops the program too.
         let _raise_on_drop = RaiseOnDrop(flag.clone());
         let snapshot = self.snapshot();
-        let handle = Handle::current();
-        // On a multi-threaded runtime the program runs on this thread. While
-        // all workers but one are free, it keeps the worker's core: most
-        // programs end within microseconds, and handing the core to another
-        // thread and back costs more than they do, while the free worker
-        // keeps serving everything else. Otherwise this thread hands its
-        // other tasks to the rest of the runtime first (`block_in_place`). A
-        // current-thread runtime cannot spare its only thread, so there it
-        // runs on the blocking pool. A panic is an internal failure anyway.
-        let outcome = if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
-            let inline = InlineSlot::take(handle.metrics().num_workers());
-            let run = |inline| {
-                let execution = Execution {
-                    inner: &self.inner,
-                    snapshot: &snapshot,
-                    session: Session {
-                        subject,
-                        approver: &*approver,
-                        token: &token,
-                    },
-                    progress: progress.as_deref(),
-                };
-                run(execution, source, handle, flag, inline)
-            };
-            catch_unwind(AssertUnwindSafe(|| match &inline {
-                Some(_) => run(true),
-                None => tokio::task::block_in_place(|| run(false)),
-            }))
-            .map_err(|_| ())
-        } else {
-            let (inner, subject, source) =
-                (self.inner.clone(), subject.clone(), source.to_string());
-            let token = token.clone();
-            let approver = approver.clone();
-            let run = move || {
-                let execution = Execution {
-                    inner: &inner,
-                    snapshot: &snapshot,
-                    session: Session {
-                        subject: &subject,
-                        approver: &*approver,
-                        token: &token,
-                    },
-                    progress: progress.as_deref(),
-                };
-                run(execution, &source, handle, flag, false)
-            };
-            tokio::task::spawn_blocking(run).await.map_err(|_| ())
+        let start = Instant::now();
+        let execution = Execution::with_heap_total(
+            Arc::<str>::from(source),
+            snapshot.capabilities.clone(),
+            inner.config.limits.clone(),
+            Some(flag),
+            Some(inner.heap_total.clone()),
+        );
+        let mut running = Running {
+            execution,
+            inner: self.inner.clone(),
+            snapshot: snapshot.clone(),
+            subject: subject.clone(),
+            token: token.clone(),
+            deadline: start + inner.config.limits.max_time,
+            reply: None,
         };
-        drop(permit);
-        match outcome {
-            Err(_) => Err(Error::Internal),
-            Ok(Ok(data)) => Ok(data),
-            Ok(Err(e)) => Err(classify(e)),
+        let session = Session {
+            subject,
+            approver: &*approver,
+            token: &token,
+        };
+        let mut calls = 0u64;
+        loop {
+            let (back, segment) = cpu::run(inner, &token, move || running.step()).await?;
+            running = back;
+            let prepared = match segment {
+                Segment::Done(result) => return result.map_err(classify),
+                Segment::Call(prepared) => prepared,
+            };
+            let _paused = Count::up(&inner.counts.paused);
+            let name = prepared.name.clone();
+            let (result, not_counted) = answer(
+                inner,
+                &snapshot.catalog,
+                &session,
+                prepared,
+                &mut running.deadline,
+            )
+            .await;
+            let result = match (result, progress.as_deref()) {
+                (Ok(data), Some(progress)) => {
+                    calls += 1;
+                    report(progress, &session, running.deadline, calls, &name)
+                        .await
+                        .map(|()| data)
+                }
+                (result, _) => result,
+            };
+            running.reply = Some((result, not_counted));
         }
+    }
+}
+
+/// How one execution is run: what cancels it, who approves its asks,
+/// who hears of its completed calls.
+#[derive(Clone, Default)]
+pub struct ExecuteOptions {
+    /// Stops the program when cancelled (dropping the future does too).
+    pub cancel: CancellationToken,
+    /// Asked when a policy answers *ask*, instead of the service's
+    /// approver (the MCP server asks the client of the request).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// Told after each capability call that returned its result.
+    pub progress: Option<Arc<dyn Progress>>,
+}
+
+impl ExecuteOptions {
+    /// The defaults, cancelled by `cancel`.
+    pub fn cancelled_by(cancel: CancellationToken) -> ExecuteOptions {
+        ExecuteOptions {
+            cancel,
+            ..ExecuteOptions::default()
+        }
+    }
+
+    /// These options, asking `approver`.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> ExecuteOptions {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// These options, telling `progress`.
+    pub fn progress(mut self, progress: Option<Arc<dyn Progress>>) -> ExecuteOptions {
+        self.progress = progress;
+        self
+    }
+}
+
+/// How many executions are where, for the service's metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExecutionCounts {
+    /// Admitted and not yet ended: running, paused, or waiting for a CPU
+    /// slot.
+    pub open: usize,
+    /// Running instructions on a CPU slot.
+    pub running: usize,
+    /// Stopped at a capability call, awaiting it.
+    pub paused: usize,
+    /// Heap bytes reserved by the open executions (see
+    /// [`codemode_vm::HeapTotal`]).
+    pub heap_bytes: usize,
+}
+
+/// The live counters behind [`ExecutionCounts`].
+#[derive(Default)]
+pub(crate) struct Counts {
+    pub(crate) open: AtomicUsize,
+    pub(crate) running: AtomicUsize,
+    pub(crate) paused: AtomicUsize,
+}
+
+/// One count held up while it lives.
+pub(crate) struct Count<'a>(&'a AtomicUsize);
+
+impl<'a> Count<'a> {
+    pub(crate) fn up(counter: &'a AtomicUsize) -> Count<'a> {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Count(counter)
+    }
+}
+
+impl Drop for Count<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl CodeMode {
+    /// How many executions are open, running and paused now, and the heap
+    /// they hold.
+    pub fn execution_counts(&self) -> ExecutionCounts {
+        let counts = &self.inner.counts;
+        ExecutionCounts {
+            open: counts.open.load(Ordering::Relaxed),
+            running: counts.running.load(Ordering::Relaxed),
+            paused: counts.paused.load(Ordering::Relaxed),
+            heap_bytes: self.inner.heap_total.used(),
+        }
+    }
+}
+
+/// An execution between its steps, with everything a step needs, owned,
+/// so that a step may run on another thread.
+struct Running {
+    execution: Execution<'static, Error>,
+    inner: Arc<Inner>,
+    snapshot: Arc<Snapshot>,
+    subject: Subject,
+    token: CancellationToken,
+    /// The deadline of the execution's capability calls and policy
+    /// evaluations, moved out by the time spent waiting for approvals.
+    deadline: Instant,
+    /// The answer to the call the execution stopped at, with the time
+    /// that must not count against its time limit.
+    reply: Option<(Result<Data, Error>, Duration)>,
+}
+
+/// Where one step left the execution.
+enum Segment {
+    Done(Result<Data, ExecError<Error>>),
+    /// At a capability call that is bound and allowed (or to be asked).
+    Call(Prepared),
+}
+
+/// A capability call ready for its handler.
+struct Prepared {
+    name: String,
+    arguments: Data,
+    ask: bool,
+}
+
+impl Running {
+    /// Runs the program until it ends or calls a capability whose
+    /// arguments bind and whose policy does not deny it; a call that fails
+    /// before its handler answers the program at once, in the same step.
+    fn step(mut self) -> (Running, Segment) {
+        loop {
+            let reply = self.reply.take();
+            match self.execution.resume(reply) {
+                Step::Done(result) => return (self, Segment::Done(result)),
+                Step::Call(call) => match self.prepare(call) {
+                    Ok(prepared) => return (self, Segment::Call(prepared)),
+                    Err(e) => self.reply = Some((Err(e), Duration::ZERO)),
+                },
+            }
+        }
+    }
+
+    /// Binds a call's arguments and asks the policy about it.
+    fn prepare(&self, call: CapabilityCall) -> Result<Prepared, Error> {
+        if self.token.is_cancelled() {
+            return Err(Error::Canceled);
+        }
+        let cap = self
+            .snapshot
+            .catalog
+            .get(&call.name)
+            .ok_or(Error::Internal)?;
+        let arguments =
+            bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
+        let session = Session {
+            subject: &self.subject,
+            approver: &RefuseAll,
+            token: &self.token,
+        };
+        let decision = authorize(&self.inner, &session, &cap, &arguments, Some(self.deadline))?;
+        Ok(Prepared {
+            name: call.name,
+            arguments,
+            ask: decision == Decision::Ask,
+        })
+    }
+}
+
+/// Answers a prepared call: a person's approval if the policy asked for
+/// one (the wait moves `deadline` out and is returned as the time the
+/// execution's limit must not count), then the handler, bounded by the
+/// deadline and the cancellation token, its result checked.
+async fn answer(
+    inner: &Inner,
+    catalog: &Catalog,
+    session: &Session<'_>,
+    prepared: Prepared,
+    deadline: &mut Instant,
+) -> (Result<Data, Error>, Duration) {
+    let Some(cap) = catalog.get(&prepared.name) else {
+        return (Err(Error::Internal), Duration::ZERO);
+    };
+    let mut not_counted = Duration::ZERO;
+    if prepared.ask {
+        let asked = Instant::now();
+        let answer = ask(inner, session, &cap, &prepared.arguments).await;
+        not_counted = asked.elapsed();
+        *deadline += not_counted;
+        if let Err(e) = answer {
+            return (Err(e), not_counted);
+        }
+    }
+    let result = match start_handler(session, &cap, prepared.arguments, *deadline) {
+        Ok(future) => bounded(
+            *deadline,
+            session.token,
+            AssertUnwindSafe(future).catch_unwind(),
+        )
+        .await
+        .and_then(|outcome| settle(&cap, outcome)),
+        Err(e) => Err(e),
+    };
+    (result, not_counted)
+}
+
+/// Tells `progress` that the `calls`th call, of `name`, completed.
+async fn report(
+    progress: &dyn Progress,
+    session: &Session<'_>,
+    deadline: Instant,
+    calls: u64,
+    name: &str,
+) -> Result<(), Error> {
+    bounded(
+        deadline,
+        session.token,
+        progress.call_done(CallDone { calls, name }),
+    )
+    .await
+}
+
+/// Runs `future` to its end unless the deadline passes or the token is
+/// cancelled first (then it is dropped, which stops it). It is polled once
+/// before any timer is set: most futures end without waiting.
+async fn bounded<F: Future>(
+    deadline: Instant,
+    token: &CancellationToken,
+    future: F,
+) -> Result<F::Output, Error> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining == Duration::ZERO {
+        return Err(Error::ResourceLimitExceeded);
+    }
+    let mut future = std::pin::pin!(future);
+    let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(output) => Ok(output),
+        Poll::Pending => tokio::select! {
+            output = future => Ok(output),
+            _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
+            _ = token.cancelled() => Err(Error::Canceled),
+        },
     }
 }
 
@@ -341,77 +572,6 @@ struct Session<'a> {
     subject: &'a Subject,
     approver: &'a dyn Approver,
     token: &'a CancellationToken,
-}
-
-/// What one execution runs with, besides its source.
-struct Execution<'a> {
-    inner: &'a Inner,
-    snapshot: &'a Snapshot,
-    session: Session<'a>,
-    progress: Option<&'a dyn Progress>,
-}
-
-/// Runs one program with the catalog of its snapshot; `inline` when it
-/// runs on a worker thread that kept its core.
-fn run(
-    execution: Execution<'_>,
-    source: &str,
-    handle: Handle,
-    flag: Arc<AtomicBool>,
-    inline: bool,
-) -> Result<Data, ExecError<Error>> {
-    let start = Instant::now();
-    let Execution {
-        inner,
-        snapshot,
-        session,
-        progress,
-    } = execution;
-    let bridge = Bridge {
-        inner,
-        catalog: &snapshot.catalog,
-        session,
-        handle,
-        deadline: Cell::new(start + inner.config.limits.max_time),
-        paused: Cell::new(Duration::ZERO),
-        inline,
-        progress,
-        calls: Cell::new(0),
-    };
-    codemode_vm::execute_with(
-        source,
-        &snapshot.capabilities,
-        &bridge,
-        &inner.config.limits,
-        Some(flag),
-    )
-}
-
-/// Programs running right now on a worker thread that kept its core, in
-/// the whole process (whatever the service or runtime: counting them all
-/// together can only make fewer run that way).
-static INLINE: AtomicUsize = AtomicUsize::new(0);
-
-/// A program running on a worker thread that keeps its core; at most one
-/// fewer than the runtime has workers, so one always stays free.
-struct InlineSlot;
-
-impl InlineSlot {
-    fn take(workers: usize) -> Option<InlineSlot> {
-        let limit = workers.saturating_sub(1);
-        INLINE
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| InlineSlot)
-    }
-}
-
-impl Drop for InlineSlot {
-    fn drop(&mut self) {
-        INLINE.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// Raises the VM's cancellation flag when woken by the token.
@@ -669,121 +829,5 @@ fn settle(
             tracing::error!(capability = %id, panic = %panic_text(&*payload), "capability handler panicked");
             Err(Error::CapabilityFailed(None))
         }
-    }
-}
-
-/// The VM's host: one per execution.
-struct Bridge<'a> {
-    inner: &'a Inner,
-    catalog: &'a Catalog,
-    session: Session<'a>,
-    handle: Handle,
-    /// The execution's deadline, moved out by the time spent waiting for
-    /// approvals.
-    deadline: Cell<Instant>,
-    /// Time the last call spent waiting for approval, for the VM to add to
-    /// its own deadline.
-    paused: Cell<Duration>,
-    /// Whether the program runs on a worker that kept its core: waiting
-    /// for a handler must then give the core up first.
-    inline: bool,
-    /// Who hears of each completed call, if anyone.
-    progress: Option<&'a dyn Progress>,
-    /// Capability calls that returned their result so far.
-    calls: Cell<u64>,
-}
-
-impl Bridge<'_> {
-    /// Makes a future with `start` (unless the deadline has passed) and
-    /// drives it to its end right here, on the execution's thread, inside
-    /// the runtime's context: no task spawn and no thread hand-off. It is
-    /// polled once at once (most futures finish without waiting); only one
-    /// that waits is driven further, bounded by the remaining deadline and
-    /// the cancellation token, and dropped (which stops it) when either
-    /// ends first.
-    fn drive<F: Future + Unpin>(&self, start: impl FnOnce() -> F) -> Result<F::Output, Error> {
-        let remaining = self
-            .deadline
-            .get()
-            .saturating_duration_since(Instant::now());
-        if remaining == Duration::ZERO {
-            return Err(Error::ResourceLimitExceeded);
-        }
-        let mut future = start();
-        let first = {
-            let _context = self.handle.enter();
-            Pin::new(&mut future).poll(&mut Context::from_waker(Waker::noop()))
-        };
-        match first {
-            Poll::Ready(output) => Ok(output),
-            Poll::Pending => {
-                let token = self.session.token;
-                self.block_on(async move {
-                    tokio::select! {
-                        output = future => Ok(output),
-                        _ = tokio::time::sleep(remaining) => Err(Error::ResourceLimitExceeded),
-                        _ = token.cancelled() => Err(Error::Canceled),
-                    }
-                })
-            }
-        }
-    }
-
-    /// Tells the observer, if any, that the call of `name` completed.
-    fn report(&self, name: &str) -> Result<(), Error> {
-        let calls = self.calls.get() + 1;
-        self.calls.set(calls);
-        match self.progress {
-            Some(progress) => self.drive(|| progress.call_done(CallDone { calls, name })),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Bridge<'_> {
-    /// Runs `future` to its end on the runtime, from the execution's
-    /// thread.
-    fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
-        let wait = || self.handle.block_on(future);
-        if self.inline {
-            tokio::task::block_in_place(wait)
-        } else {
-            wait()
-        }
-    }
-}
-
-impl Host for Bridge<'_> {
-    type Error = Error;
-
-    fn call(&self, call: HostCall<'_>) -> Result<Data, Error> {
-        let session = &self.session;
-        if session.token.is_cancelled() {
-            return Err(Error::Canceled);
-        }
-        let cap = self.catalog.get(call.name).ok_or(Error::Internal)?;
-        let arguments =
-            bind(cap.input(), call.args).map_err(|e| Error::InvalidArguments(Some(e.0)))?;
-        let deadline = self.deadline.get();
-        if authorize(self.inner, session, &cap, &arguments, Some(deadline))? == Decision::Ask {
-            let asked = Instant::now();
-            let answer = self.block_on(ask(self.inner, session, &cap, &arguments));
-            let waited = asked.elapsed();
-            self.deadline.set(self.deadline.get() + waited);
-            self.paused.set(waited);
-            answer?;
-        }
-        // The handler runs right here, on the execution's thread (see
-        // `drive`). A panic while it is polled is caught and is a failure of
-        // the capability.
-        let future = start_handler(session, &cap, arguments, self.deadline.get())?;
-        let outcome = self.drive(|| AssertUnwindSafe(future).catch_unwind())?;
-        let data = settle(&cap, outcome)?;
-        self.report(cap.name().as_str())?;
-        Ok(data)
-    }
-
-    fn take_paused(&self) -> Duration {
-        self.paused.replace(Duration::ZERO)
     }
 }

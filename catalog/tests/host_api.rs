@@ -5,8 +5,8 @@
 
 use codemode_catalog::{
     Annotations, Approval, ApprovalRequest, ApproverFn, AuthorizationRequest, CallContext,
-    CancellationToken, Capability, Catalog, CodeMode, Config, Decision, Error, HandlerError,
-    Manifest, NoInput, Policy, PolicyError, PolicyFn, Rule, Subject,
+    CancellationToken, Capability, Catalog, CodeMode, Config, Decision, Error, ExecuteOptions,
+    HandlerError, Manifest, NoInput, Policy, PolicyError, PolicyFn, Rule, Subject,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -113,7 +113,7 @@ fn alice() -> Subject {
 async fn run(service: &CodeMode, body: &str) -> Result<String, String> {
     let source = format!("def main():\n    return {body}\n");
     service
-        .execute(&alice(), &source, CancellationToken::new())
+        .execute(&alice(), &source, ExecuteOptions::default())
         .await
         .map(|d| d.to_json_string())
         .map_err(|e| e.to_string())
@@ -639,7 +639,7 @@ fn an_unanswered_ask_times_out_and_nobody_to_ask_refuses() {
         }));
         let source = "def main():\n    return files.delete(key=\"a\")\n";
         let out = refusing
-            .execute_approved_by(&alice(), source, CancellationToken::new(), yes)
+            .execute(&alice(), source, ExecuteOptions::default().approver(yes))
             .await;
         assert_eq!(
             out.map(|d| d.to_json_string()),
@@ -659,7 +659,9 @@ fn an_unanswered_ask_times_out_and_nobody_to_ask_refuses() {
             Duration::from_secs(5),
             Duration::from_secs(5),
         );
-        let out = never.execute(&alice(), source, token).await;
+        let out = never
+            .execute(&alice(), source, ExecuteOptions::cancelled_by(token))
+            .await;
         assert_eq!(out, Err(Error::Canceled));
     });
 }

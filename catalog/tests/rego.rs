@@ -3,8 +3,8 @@
 #![cfg(feature = "rego")]
 
 use codemode_catalog::{
-    AuthorizationRequest, CancellationToken, Capability, CapabilityId, CapabilityName, Catalog,
-    CodeMode, Data, Decision, HandlerError, Policy, RegoPolicy, Subject,
+    AuthorizationRequest, Capability, CapabilityId, CapabilityName, Catalog, CodeMode, Data,
+    Decision, ExecuteOptions, HandlerError, Policy, RegoPolicy, Subject,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -155,7 +155,7 @@ async fn the_service_authorizes_with_rego() {
         async move {
             let source =
                 format!("def main():\n    return records.lookup(key=\"{k}\", limit=None)\n");
-            cm.execute(&Subject::new(who), &source, CancellationToken::new())
+            cm.execute(&Subject::new(who), &source, ExecuteOptions::default())
                 .await
                 .map(|d| d.to_json_string())
                 .map_err(|e| e.to_string())
@@ -239,7 +239,7 @@ async fn a_looping_policy_stops_at_the_execution_deadline() {
         .execute(
             &Subject::new("alice"),
             "def main():\n    return records.lookup(key=\"a\", limit=None)\n",
-            CancellationToken::new(),
+            ExecuteOptions::default(),
         )
         .await;
     assert_eq!(

@@ -3,7 +3,7 @@
 //! catalog at once, while an execution already running keeps the catalog
 //! it started with to its end — its names and its handlers.
 
-use codemode_catalog::{AllowAll, CancellationToken, Capability, Catalog, CodeMode, Subject};
+use codemode_catalog::{AllowAll, Capability, Catalog, CodeMode, ExecuteOptions, Subject};
 use serde_json::json;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -52,7 +52,9 @@ async fn running_executions_keep_their_catalog() {
         let (service, me) = (service.clone(), me.clone());
         tokio::spawn(async move {
             let source = "def main():\n    t.gate()\n    return t.old()\n";
-            service.execute(&me, source, CancellationToken::new()).await
+            service
+                .execute(&me, source, ExecuteOptions::default())
+                .await
         })
     };
     entered.notified().await;
@@ -69,7 +71,7 @@ async fn running_executions_keep_their_catalog() {
         .execute(
             &me,
             "def main():\n    return t.new()\n",
-            CancellationToken::new(),
+            ExecuteOptions::default(),
         )
         .await;
     assert_eq!(
@@ -80,7 +82,7 @@ async fn running_executions_keep_their_catalog() {
         .execute(
             &me,
             "def main():\n    return t.old()\n",
-            CancellationToken::new(),
+            ExecuteOptions::default(),
         )
         .await;
     assert!(gone.is_err());

@@ -4,8 +4,8 @@
 
 use codemode_catalog::{
     AuthorizationRequest, CallDone, CancellationToken, Capability, Catalog, CodeMode, Config, Data,
-    Decision, HandlerError, Limits, Manifest, NoInput, PolicyError, PolicyFn, Progress,
-    ProgressFuture, Rule, Subject,
+    Decision, ExecuteOptions, HandlerError, Limits, Manifest, NoInput, PolicyError, PolicyFn,
+    Progress, ProgressFuture, Rule, Subject,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -241,7 +241,7 @@ fn me() -> Subject {
 
 async fn run(cm: &CodeMode, body: &str) -> Result<String, String> {
     let source = format!("def main():\n    return {body}\n");
-    cm.execute(&me(), &source, CancellationToken::new())
+    cm.execute(&me(), &source, ExecuteOptions::default())
         .await
         .map(|d| d.to_json_string())
         .map_err(|e| e.to_string())
@@ -257,7 +257,7 @@ def main():
     return {"keys": r["keys"], "sum": s["sum"], "echo": conformance.echo(value="x")["value"]}
 "#;
     let got = cm
-        .execute(&me(), source, CancellationToken::new())
+        .execute(&me(), source, ExecuteOptions::default())
         .await
         .unwrap();
     assert_eq!(
@@ -385,7 +385,7 @@ async fn an_empty_subject_is_unauthenticated_everywhere() {
         e(cm.execute(
             &nobody,
             "def main():\n    return 1\n",
-            CancellationToken::new()
+            ExecuteOptions::default()
         )
         .await
         .map(drop)),
@@ -434,7 +434,7 @@ async fn a_slow_handler_is_stopped_at_the_deadline() {
         .execute(
             &me(),
             "def main():\n    x = 0\n    for i in range(100000000):\n        x += i\n    return x\n",
-            CancellationToken::new(),
+            ExecuteOptions::default(),
         )
         .await;
     assert_eq!(spin.unwrap_err().to_string(), "resource limit exceeded");
@@ -460,7 +460,9 @@ async fn cancellation_stops_handlers_and_programs() {
                 t2.cancel();
             });
             let start = Instant::now();
-            let got = cm.execute(&me(), source, token).await;
+            let got = cm
+                .execute(&me(), source, ExecuteOptions::cancelled_by(token))
+                .await;
             assert_eq!(got.unwrap_err().to_string(), "context canceled");
             best = best.min(start.elapsed());
             if best < Duration::from_secs(3) {
@@ -485,7 +487,8 @@ async fn a_running_program_leaves_the_runtime_serving() {
         let (cm, token) = (cm.clone(), token.clone());
         tokio::spawn(async move {
             let source = "def main():\n    x = 0\n    for i in range(1000000000):\n        x += i\n    return x\n";
-            cm.execute(&me(), source, token).await
+            cm.execute(&me(), source, ExecuteOptions::cancelled_by(token))
+                .await
         })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -529,7 +532,7 @@ fn dropping_an_execution_stops_its_program_on_the_blocking_pool() {
         "def main():\n    x = 0\n    for i in range(1000000000):\n        x += i\n    return x\n";
     let timed_out = runtime.block_on(async {
         let subject = me();
-        let execution = cm.execute(&subject, spin, CancellationToken::new());
+        let execution = cm.execute(&subject, spin, ExecuteOptions::default());
         tokio::time::timeout(Duration::from_millis(100), execution)
             .await
             .is_err()
@@ -544,9 +547,33 @@ fn dropping_an_execution_stops_its_program_on_the_blocking_pool() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn executions_beyond_the_limit_wait_for_a_slot() {
+async fn a_paused_execution_holds_no_cpu_slot() {
+    // One CPU slot, and two executions that each wait 300 ms for a
+    // capability: they wait side by side.
     let config = Config {
         max_concurrent_executions: 1,
+        ..Config::default()
+    };
+    let cm = service_with(config);
+    let start = Instant::now();
+    let (a, b) = tokio::join!(
+        run(&cm, "conformance.sleep(ms=300)"),
+        run(&cm, "conformance.sleep(ms=300)")
+    );
+    assert_eq!(a, Ok(r#"{"slept":300}"#.into()));
+    assert_eq!(b, Ok(r#"{"slept":300}"#.into()));
+    assert!(
+        start.elapsed() < Duration::from_millis(550),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(cm.execution_counts(), Default::default());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn executions_beyond_the_open_limit_wait_for_a_slot() {
+    let config = Config {
+        max_open_executions: 1,
         ..Config::default()
     };
     let cm = service_with(config);
@@ -572,7 +599,7 @@ fn spawn_as(
 ) -> tokio::task::JoinHandle<Result<String, String>> {
     let (cm, source) = (cm.clone(), format!("def main():\n    return {body}\n"));
     tokio::spawn(async move {
-        cm.execute(&Subject::new(who), &source, CancellationToken::new())
+        cm.execute(&Subject::new(who), &source, ExecuteOptions::default())
             .await
             .map(|d| d.to_json_string())
             .map_err(|e| e.to_string())
@@ -582,7 +609,7 @@ fn spawn_as(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn waiting_for_a_slot_is_bounded() {
     let config = Config {
-        max_concurrent_executions: 1,
+        max_open_executions: 1,
         max_queued_executions: 1,
         max_queue_wait: Duration::from_millis(200),
         ..Config::default()
@@ -594,7 +621,7 @@ async fn waiting_for_a_slot_is_bounded() {
     let start = Instant::now();
     let long = format!("def main():\n    return 1\n#{}\n", "x".repeat(70_000));
     let refused = cm
-        .execute(&Subject::new("b"), &long, CancellationToken::new())
+        .execute(&Subject::new("b"), &long, ExecuteOptions::default())
         .await;
     assert_eq!(
         refused.map_err(|e| e.to_string()),
@@ -637,7 +664,7 @@ async fn waiting_for_a_slot_is_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_subject_cannot_take_every_slot() {
     let config = Config {
-        max_concurrent_executions: 4,
+        max_open_executions: 4,
         max_executions_per_subject: 2,
         max_queue_wait: Duration::from_millis(100),
         ..Config::default()
@@ -709,7 +736,11 @@ async fn progress_hears_each_completed_call_in_order() {
     // goes on; a call that fails binding is not reported.
     let (progress, heard) = observer(Duration::from_millis(20));
     let outcome = cm
-        .execute_with_progress(&me(), source, CancellationToken::new(), Some(progress))
+        .execute(
+            &me(),
+            source,
+            ExecuteOptions::default().progress(Some(progress)),
+        )
         .await;
     assert_eq!(
         outcome.map_err(|e| e.to_string()),
@@ -732,9 +763,13 @@ async fn progress_hears_each_completed_call_in_order() {
             .expect("runtime");
         runtime.block_on(async move {
             let source = "def main():\n    return conformance.add(a=1, b=2)\n";
-            cm.execute_with_progress(&me(), source, CancellationToken::new(), Some(progress))
-                .await
-                .map(|d| d.to_json_string())
+            cm.execute(
+                &me(),
+                source,
+                ExecuteOptions::default().progress(Some(progress)),
+            )
+            .await
+            .map(|d| d.to_json_string())
         })
     })
     .await
@@ -758,11 +793,10 @@ async fn a_stuck_progress_report_ends_at_the_deadline() {
     let (progress, heard) = observer(Duration::from_secs(60));
     let started = Instant::now();
     let outcome = cm
-        .execute_with_progress(
+        .execute(
             &me(),
             "def main():\n    return conformance.add(a=1, b=2)\n",
-            CancellationToken::new(),
-            Some(progress),
+            ExecuteOptions::default().progress(Some(progress)),
         )
         .await;
     assert_eq!(

@@ -5,7 +5,7 @@
 //! panic, a hang, an abort or `internal failure`.
 #![no_main]
 
-use codemode_catalog::{CancellationToken, Error, Subject};
+use codemode_catalog::{Error, ExecuteOptions, Subject};
 use codemode_fuzz::{conformance_service, runtime};
 use codemode_server::catalogs::conformance::SECRET_DETAIL;
 use libfuzzer_sys::fuzz_target;
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let service = conformance_service();
     let subject = Subject::new("fuzz");
-    let outcome = runtime().block_on(service.execute(&subject, source, CancellationToken::new()));
+    let outcome = runtime().block_on(service.execute(&subject, source, ExecuteOptions::default()));
     match outcome {
         Ok(data) => {
             let limit = service.config().limits.max_value_bytes;

@@ -20,7 +20,7 @@ use crate::openapi;
 use crate::telemetry::Metrics;
 use crate::upstream::{self, Upstreams};
 use clap::{Args, Parser, Subcommand};
-use codemode_catalog::{CancellationToken, CodeMode, Config, Error, Policy, Subject};
+use codemode_catalog::{CodeMode, Config, Error, ExecuteOptions, Policy, Subject};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::PathBuf;
@@ -276,7 +276,7 @@ pub fn main(cli: Cli) -> ExitCode {
             runtime.block_on(async {
                 let source = program_text(bytes, service.config().limits.max_source_bytes)?;
                 let data = service
-                    .execute(&subject, &source, CancellationToken::new())
+                    .execute(&subject, &source, ExecuteOptions::default())
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))

@@ -220,16 +220,24 @@ pub struct LimitsConfig {
     /// MaxSearchResults: results per search.
     #[arg(long, value_name = "N")]
     pub max_search_results: Option<usize>,
-    /// MaxConcurrentExecutions: executions running at once.
+    /// MaxConcurrentExecutions: executions running instructions at once
+    /// (CPU slots; a paused execution holds none).
     #[arg(long, value_name = "N")]
     pub max_concurrent_executions: Option<usize>,
-    /// Executions of one subject running at once.
+    /// Executions open at once: running, paused at a capability call, or
+    /// waiting for a CPU slot.
+    #[arg(long, value_name = "N")]
+    pub max_open_executions: Option<usize>,
+    /// Heap bytes of all open executions together.
+    #[arg(long, value_name = "N")]
+    pub max_open_heap_bytes: Option<usize>,
+    /// Executions of one subject open at once.
     #[arg(long, value_name = "N")]
     pub max_executions_per_subject: Option<usize>,
-    /// Executions waiting for a slot at once; more are refused.
+    /// Executions waiting to open at once; more are refused.
     #[arg(long, value_name = "N")]
     pub max_queued_executions: Option<usize>,
-    /// Milliseconds an execution may wait for a slot.
+    /// Milliseconds an execution may wait to open.
     #[arg(long, value_name = "N")]
     pub max_queue_wait_ms: Option<u64>,
 }
@@ -361,6 +369,8 @@ impl LimitsConfig {
             max_search_query_bytes,
             max_search_results,
             max_concurrent_executions,
+            max_open_executions,
+            max_open_heap_bytes,
             max_executions_per_subject,
             max_queued_executions,
             max_queue_wait_ms
@@ -403,6 +413,12 @@ impl LimitsConfig {
         }
         if let Some(v) = self.max_concurrent_executions {
             c.max_concurrent_executions = v;
+        }
+        if let Some(v) = self.max_open_executions {
+            c.max_open_executions = v;
+        }
+        if let Some(v) = self.max_open_heap_bytes {
+            c.max_open_heap_bytes = v;
         }
         if let Some(v) = self.max_executions_per_subject {
             c.max_executions_per_subject = v;

@@ -33,8 +33,8 @@
 use crate::approval::Elicitation;
 use crate::telemetry::{error_outcome, Metrics};
 use codemode_catalog::{
-    Approver, CallDone, CancellationToken, CodeMode, Error, Progress, ProgressFuture, RefuseAll,
-    Subject, SubjectResolver,
+    Approver, CallDone, CancellationToken, CodeMode, Error, ExecuteOptions, Progress,
+    ProgressFuture, RefuseAll, Subject, SubjectResolver,
 };
 use futures_util::FutureExt;
 use rmcp::model::{
@@ -315,7 +315,13 @@ impl CodeModeServer {
             _ => {
                 let data = self
                     .service
-                    .execute_observed(subject, argument, cancel.clone(), approver, progress)
+                    .execute(
+                        subject,
+                        argument,
+                        ExecuteOptions::cancelled_by(cancel.clone())
+                            .approver(approver)
+                            .progress(progress),
+                    )
                     .await?;
                 let result = serde_json::to_value(data).map_err(|_| Error::Internal)?;
                 Ok(json!({ "result": result }))

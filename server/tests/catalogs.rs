@@ -1,7 +1,7 @@
 //! The built-in catalogs through the CodeMode service: every row of the
 //! `demo` and `conformance` tables, with exact outputs and error texts.
 
-use codemode_catalog::{CancellationToken, CodeMode, Config, Subject};
+use codemode_catalog::{CancellationToken, CodeMode, Config, ExecuteOptions, Subject};
 use codemode_server::catalogs::{self, conformance};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ fn run(service: &CodeMode, expr: &str) -> Result<Value, String> {
     let source = format!("def main():\n    return {expr}\n");
     runtime().block_on(async {
         service
-            .execute(&Subject::new("t"), &source, CancellationToken::new())
+            .execute(&Subject::new("t"), &source, ExecuteOptions::default())
             .await
             .map(|d| serde_json::from_str(&d.to_json_string()).expect("json"))
             .map_err(|e| e.to_string())
@@ -348,7 +348,7 @@ fn conformance_sleep() {
             s.execute(
                 &Subject::new("t"),
                 "def main():\n    return conformance.sleep(ms=60000)\n",
-                cancel,
+                ExecuteOptions::cancelled_by(cancel),
             )
             .await
         });

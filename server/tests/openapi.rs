@@ -14,7 +14,7 @@ mod common;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use codemode_catalog::{CancellationToken, CodeMode, Config, Subject};
+use codemode_catalog::{CancellationToken, CodeMode, Config, ExecuteOptions, Subject};
 use codemode_server::catalogs;
 use codemode_server::openapi::{self, OpenApiConfig};
 use serde_json::{json, Value};
@@ -385,7 +385,10 @@ impl Harness {
     fn run_with(&self, program: &str, token: CancellationToken) -> Result<Value, String> {
         let subject = Subject::new("tester");
         self.runtime
-            .block_on(self.service.execute(&subject, program, token))
+            .block_on(
+                self.service
+                    .execute(&subject, program, ExecuteOptions::cancelled_by(token)),
+            )
             .map(|d| serde_json::to_value(d).expect("JSON"))
             .map_err(|e| e.to_string())
     }
