@@ -179,7 +179,7 @@ fn serve_metrics(
     };
     let options = HttpOptions::from_config(&file.http)?;
     let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(addr))
+        .block_on(http::bind(addr))
         .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
     if let Ok(local) = listener.local_addr() {
         eprintln!("codemode: metrics on http://{local}/metrics");

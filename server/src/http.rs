@@ -428,6 +428,37 @@ pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
     with_auth(router, options)
 }
 
+/// The listen backlog: connections the kernel completes before the server
+/// accepts them (capped by `net.core.somaxconn`). A burst of clients past
+/// it has its handshakes dropped and retried a second later, health
+/// probes among them; tokio's default is 1,024.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `addr` (`host:port`; the first of its addresses that
+/// binds) with a backlog of [`LISTEN_BACKLOG`].
+pub async fn bind(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = if a.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        // As `TcpListener::bind` does: a restarted server binds at once.
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a) {
+            Ok(()) => return socket.listen(LISTEN_BACKLOG),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{addr} names no address"),
+        )
+    }))
+}
+
 /// Listens on `addr` and serves until the drain (see [`listener`]) ends.
 /// Refuses a non-loopback address without tokens.
 pub async fn serve_http(
@@ -435,7 +466,7 @@ pub async fn serve_http(
     addr: &str,
     options: &HttpOptions,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = bind(addr).await?;
     let local = listener.local_addr()?;
     if !local.ip().is_loopback() && options.tokens.is_empty() {
         return Err(format!(

@@ -272,6 +272,7 @@ impl CodeModeServer {
 
     /// This handler, counting and timing its calls in `metrics`.
     pub fn with_metrics(mut self, metrics: Metrics) -> CodeModeServer {
+        metrics.watch(&self.service);
         self.metrics = Some(metrics);
         self
     }

@@ -15,14 +15,25 @@
 //! Prometheus registry registers the same series there instead
 //! ([`Metrics::register_in`]). The tracing span of each call lives in the
 //! adapter (`mcp`).
+//!
+//! Beside the calls, the gauges of the service's executions, read on each
+//! scrape from the service the metrics watch ([`Metrics::watch`]):
+//! `codemode_executions_open`, `codemode_executions_running` (on a CPU
+//! slot), `codemode_executions_paused` (awaiting a capability call) and
+//! `codemode_executions_heap_bytes` (the heap the open executions hold).
+//! An I/O-bound deployment scales on open executions: CPU stays low while
+//! every program waits on its capabilities.
 
-use codemode_catalog::Error;
+use codemode_catalog::{CodeMode, Error};
+use prometheus_client::collector::Collector;
 use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The `Content-Type` of the exposition.
@@ -56,6 +67,54 @@ pub struct Metrics {
 struct Inner {
     calls: Family<CallLabels, Counter>,
     durations: Durations,
+    executions: Arc<Executions>,
+}
+
+/// The gauges of the executions of the watched service, if any.
+#[derive(Default)]
+struct Executions(OnceLock<CodeMode>);
+
+impl std::fmt::Debug for Executions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executions").finish_non_exhaustive()
+    }
+}
+
+impl Collector for Executions {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(service) = self.0.get() else {
+            return Ok(());
+        };
+        let counts = service.execution_counts();
+        let gauges: [(&str, &str, usize); 4] = [
+            (
+                "executions_open",
+                "Executions open: running, paused at a capability call, or waiting for a CPU slot",
+                counts.open,
+            ),
+            (
+                "executions_running",
+                "Executions running instructions on a CPU slot",
+                counts.running,
+            ),
+            (
+                "executions_paused",
+                "Executions paused at a capability call, awaiting it",
+                counts.paused,
+            ),
+            (
+                "executions_heap_bytes",
+                "Heap bytes held by the open executions",
+                counts.heap_bytes,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+            gauge.encode(metric)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for Metrics {
@@ -77,6 +136,7 @@ impl Metrics {
             inner: Arc::new(Inner {
                 calls: Family::default(),
                 durations: Family::new_with_constructor(new_histogram),
+                executions: Arc::default(),
             }),
         }
     }
@@ -90,8 +150,15 @@ impl Metrics {
         metrics
     }
 
+    /// Exports the execution gauges of `service` (the first service
+    /// watched; later ones are ignored).
+    pub fn watch(&self, service: &CodeMode) {
+        let _ = self.inner.executions.0.set(service.clone());
+    }
+
     /// Registers the series (sharing their values) in `registry`.
     fn register(&self, registry: &mut Registry) {
+        registry.register_collector(Box::new(self.inner.executions.clone()));
         registry.register(
             "tool_calls",
             "MCP tool calls by tool and outcome",
@@ -196,6 +263,63 @@ mod tests {
         let line = "codemode_tool_calls_total{tool=\"describe_api\",outcome=\"ok\"} 1";
         assert!(text.lines().any(|l| l == line), "{text}");
         assert!(metrics.encode().lines().any(|l| l == line));
+    }
+
+    #[test]
+    fn gauges_count_the_watched_services_executions() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let service = crate::catalogs::load(
+            &["conformance".to_string()],
+            &[],
+            codemode_catalog::Config::default(),
+        )
+        .unwrap();
+        let metrics = Metrics::new();
+        let gauge = |text: &str, name: &str| {
+            let prefix = format!("codemode_executions_{name} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .map(|v| v.parse::<u64>().unwrap())
+        };
+        // Nothing watched: no gauges.
+        assert_eq!(gauge(&metrics.encode(), "open"), None);
+        metrics.watch(&service);
+        let text = metrics.encode();
+        assert!(
+            text.contains("# TYPE codemode_executions_open gauge"),
+            "{text}"
+        );
+        assert_eq!(gauge(&text, "open"), Some(0));
+        runtime.block_on(async {
+            let paused = {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let source = "def main():\n    big = [str(i) for i in range(1000)]\n    return conformance.sleep(ms=300)\n";
+                    service
+                        .execute(
+                            &codemode_catalog::Subject::new("t"),
+                            source,
+                            codemode_catalog::ExecuteOptions::default(),
+                        )
+                        .await
+                })
+            };
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let text = metrics.encode();
+            assert_eq!(gauge(&text, "open"), Some(1), "{text}");
+            assert_eq!(gauge(&text, "paused"), Some(1));
+            assert_eq!(gauge(&text, "running"), Some(0));
+            assert!(gauge(&text, "heap_bytes").unwrap() >= 32 << 10);
+            paused.await.unwrap().unwrap();
+        });
+        let text = metrics.encode();
+        for name in ["open", "running", "paused", "heap_bytes"] {
+            assert_eq!(gauge(&text, name), Some(0), "{name}");
+        }
     }
 
     #[test]

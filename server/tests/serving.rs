@@ -164,17 +164,17 @@ fn a_body_that_never_ends_is_408_at_the_body_deadline() {
 fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
     // The idle timeout is longer than the head's: an idle connection
     // outlives the head deadline, and each request's head gets its own.
+    // (Not a probe: probes are answered once, then closed.)
     let addr = serve(limits(200, 5000, 900, 64), DrainOptions::default());
     let mut s = connect(addr);
-    s.write_all(get("/healthz", false).as_bytes())
+    s.write_all(get("/missing", false).as_bytes())
         .expect("write");
-    assert!(read_response(&mut s).starts_with("HTTP/1.1 200"));
+    assert!(read_response(&mut s).starts_with("HTTP/1.1 404"));
     std::thread::sleep(Duration::from_millis(500));
-    s.write_all(get("/healthz", false).as_bytes())
+    s.write_all(get("/missing", false).as_bytes())
         .expect("still open");
     let response = read_response(&mut s);
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.ends_with("ok"), "{response}");
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
     let idle = Instant::now();
     let (rest, _) = read_to_close(&mut s);
     assert_eq!(rest, "");
@@ -188,19 +188,23 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
 #[test]
 fn connections_beyond_the_cap_wait_for_a_free_one() {
     let addr = serve(limits(10_000, 10_000, 10_000, 2), DrainOptions::default());
-    let first = connect(addr);
+    let mut first = connect(addr);
+    first
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut first).starts_with("HTTP/1.1 404"));
     let mut second = connect(addr);
     second
-        .write_all(get("/healthz", false).as_bytes())
+        .write_all(get("/missing", false).as_bytes())
         .expect("write");
-    assert!(read_response(&mut second).starts_with("HTTP/1.1 200"));
-    // The third is accepted by the kernel but not served while two are open.
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
+    // The third is accepted but not served while two are open.
     let mut third = connect(addr);
     third
         .set_read_timeout(Some(Duration::from_millis(500)))
         .expect("timeout");
     third
-        .write_all(get("/healthz", true).as_bytes())
+        .write_all(get("/missing", true).as_bytes())
         .expect("write");
     let mut byte = [0u8; 1];
     let waited = third.read(&mut byte);
@@ -208,12 +212,42 @@ fn connections_beyond_the_cap_wait_for_a_free_one() {
         matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut),
         "{waited:?}"
     );
+    // Health probes are answered all the same, at once.
+    for path in ["/healthz", "/readyz"] {
+        let mut probe = connect(addr);
+        probe.write_all(get(path, false).as_bytes()).expect("write");
+        let (response, _) = read_to_close(&mut probe);
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    }
+    // A few more wait beside the third (7 of 8 waiting slots); past those,
+    // one is answered 503 at once rather than held.
+    let waiting: Vec<_> = (0..7)
+        .map(|_| {
+            let mut s = connect(addr);
+            s.write_all(get("/missing", true).as_bytes())
+                .expect("write");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut refused = connect(addr);
+    refused
+        .write_all(get("/missing", true).as_bytes())
+        .expect("write");
+    let (response, _) = read_to_close(&mut refused);
+    assert!(response.starts_with("HTTP/1.1 503"), "{response}");
+    assert!(response.contains("Retry-After: 1"), "{response}");
     drop(first);
     third
         .set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     let (response, _) = read_to_close(&mut third);
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+    drop(second);
+    for mut s in waiting {
+        let (response, _) = read_to_close(&mut s);
+        assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+    }
 }
 
 #[test]

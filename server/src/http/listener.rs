@@ -2,10 +2,12 @@
 //! the timeouts of [`super::connection`], and a graceful drain.
 //!
 //! Connections are served by hyper's HTTP/1.1 server, each on its own task,
-//! with its socket in a [`TimedIo`]. At most
-//! [`ConnectionLimits::max_connections`] are open at once: the loop stops
-//! accepting while the cap is reached, so further clients wait in the
-//! kernel's backlog. When the drain token is cancelled (SIGTERM or SIGINT,
+//! with its socket in a [`TimedIo`]. Accepting, and health probes, run on
+//! a thread of their own (see [`serve`]). At most
+//! [`ConnectionLimits::max_connections`] connections are served at once;
+//! a few more (half of [`PROBE_SLOTS`]) wait for a slot, and further ones
+//! are answered 503 with `Retry-After: 1` and closed, so that health
+//! probes always find a socket of their own. When the drain token is cancelled (SIGTERM or SIGINT,
 //! see [`crate::drain`]), `/readyz` answers 503 at once; after the drain
 //! delay the loop stops accepting and closes its socket, every connection
 //! finishes the request it is serving and closes, and [`serve`] returns
@@ -19,8 +21,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower_service::Service;
@@ -37,64 +39,67 @@ pub struct DrainOptions {
     pub grace: Duration,
 }
 
+/// Sockets beyond `max_connections` that the front thread may hold: for
+/// health probes, and for a few connections that wait for a slot.
+pub const PROBE_SLOTS: usize = 16;
+
+/// Connections that may wait for a slot while all are taken; more are
+/// answered 503 at once, so that at least `PROBE_SLOTS - WAITING_SLOTS`
+/// sockets stay free for probes.
+const WAITING_SLOTS: usize = PROBE_SLOTS / 2;
+
+/// The longest request line of a probe: `GET /healthz ` and `GET /readyz `.
+const PROBE_PREFIX: usize = 13;
+
 /// Serves `router` on `listener` until the drain completes.
+///
+/// Accepting runs on a thread of its own (the *front*, with a
+/// single-threaded runtime), so that a runtime busy with thousands of
+/// requests never delays the next accept or a health probe. The front
+/// looks at each new connection's first bytes without reading them: a
+/// `GET /healthz` or `GET /readyz` is answered on the front itself (one
+/// request, then the connection closes), anything else is handed to this
+/// runtime, where hyper serves it. Probes have [`PROBE_SLOTS`] sockets of
+/// their own beyond `max_connections`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
     drain: DrainOptions,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let tasks = TaskTracker::new();
-    let closing = CancellationToken::new();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    // The head deadline is TimedIo's (hyper's own would also cut idle
-    // keep-alive connections at the head timeout).
-    http.timer(TokioTimer::new())
-        .header_read_timeout(None)
-        .keep_alive(true);
-    // Accepting goes on through the drain delay: until then only /readyz
-    // tells load balancers to go elsewhere.
-    let stop = async {
-        drain.token.cancelled().await;
-        tokio::time::sleep(drain.delay).await;
+    let front = Front {
+        main: tokio::runtime::Handle::current(),
+        router,
+        limits,
+        slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+        sockets: Arc::new(Semaphore::new(limits.max_connections.max(1) + PROBE_SLOTS)),
+        waiting: Arc::new(Semaphore::new(WAITING_SLOTS)),
+        tasks: TaskTracker::new(),
+        closing: CancellationToken::new(),
+        drain: drain.clone(),
     };
-    tokio::pin!(stop);
-    loop {
-        let accepted = tokio::select! {
-            biased;
-            _ = &mut stop => break,
-            accepted = accept(&listener, &slots) => accepted,
-        };
-        let Some((stream, slot)) = accepted else {
-            continue;
-        };
-        let (io, phase) = TimedIo::new(stream, limits);
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-            let mut router = router.clone();
-            let phase = phase.clone();
-            phase.busy();
-            async move {
-                let response = router.call(request.map(Body::new)).await;
-                phase.idle();
-                Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
-            }
-        });
-        let connection = http.serve_connection(TokioIo::new(io), service);
-        let closing = closing.clone();
-        tasks.spawn(async move {
-            let _slot = slot;
-            tokio::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => return,
-                _ = closing.cancelled() => {}
-            }
-            connection.as_mut().graceful_shutdown();
-            let _ = connection.await;
-        });
+    let tasks = front.tasks.clone();
+    let closing = front.closing.clone();
+    let (done, accepted_all) = tokio::sync::oneshot::channel();
+    let started = listener.into_std().and_then(|listener| {
+        std::thread::Builder::new()
+            .name("codemode-front".into())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(front.run(listener)),
+                    Err(e) => tracing::error!("cannot start the front runtime: {e}"),
+                }
+                let _ = done.send(());
+            })
+    });
+    if let Err(e) = started {
+        tracing::error!("cannot start the front thread: {e}");
+        return;
     }
-    drop(listener);
+    let _ = accepted_all.await;
     closing.cancel();
     tasks.close();
     if tokio::time::timeout(drain.grace, tasks.wait())
@@ -105,17 +110,186 @@ pub async fn serve(
     }
 }
 
-/// The next connection, once a slot is free; `None` when accepting failed
-/// (logged; the loop goes on after a pause, as when out of descriptors).
+/// The accept loop's state, on the front thread.
+struct Front {
+    /// The runtime that serves connections other than probes.
+    main: tokio::runtime::Handle,
+    router: Router,
+    limits: ConnectionLimits,
+    /// Connections served by `main` (`max_connections`).
+    slots: Arc<Semaphore>,
+    /// Sockets open in all: the slots and [`PROBE_SLOTS`].
+    sockets: Arc<Semaphore>,
+    /// Connections waiting for a slot.
+    waiting: Arc<Semaphore>,
+    /// Every connection's task, on either runtime.
+    tasks: TaskTracker,
+    /// Cancelled when accepting has stopped: connections finish the
+    /// request they serve and close.
+    closing: CancellationToken,
+    drain: DrainOptions,
+}
+
+impl Front {
+    /// Accepts until the drain delay after the drain starts; then waits for
+    /// the probes it serves itself to end.
+    async fn run(self, listener: std::net::TcpListener) {
+        let listener = match TcpListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!("cannot listen on the front thread: {e}");
+                return;
+            }
+        };
+        let this = Arc::new(self);
+        let probes = TaskTracker::new();
+        // Accepting goes on through the drain delay: until then only
+        // /readyz tells load balancers to go elsewhere.
+        let stop = async {
+            this.drain.token.cancelled().await;
+            tokio::time::sleep(this.drain.delay).await;
+        };
+        tokio::pin!(stop);
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                _ = &mut stop => break,
+                accepted = accept(&listener, &this.sockets) => accepted,
+            };
+            if let Some((stream, socket)) = accepted {
+                probes.spawn(this.clone().sort(stream, socket));
+            }
+        }
+        drop(listener);
+        this.closing.cancel();
+        probes.close();
+        let _ = tokio::time::timeout(this.drain.grace, probes.wait()).await;
+    }
+
+    /// Serves a probe here, or hands the connection to the main runtime
+    /// once it has a slot.
+    async fn sort(self: Arc<Self>, stream: TcpStream, socket: OwnedSemaphorePermit) {
+        let mut first = [0u8; PROBE_PREFIX];
+        let peeked = tokio::time::timeout(self.limits.header_read, stream.peek(&mut first)).await;
+        let n = match peeked {
+            Ok(Ok(n)) if n > 0 => n,
+            // No first byte within the head deadline, or the client left.
+            _ => return,
+        };
+        let line = &first[..n];
+        if line.starts_with(b"GET /healthz ") || line.starts_with(b"GET /readyz ") {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new())
+                .header_read_timeout(None)
+                .keep_alive(false);
+            let health = super::health::routes(self.drain.token.clone());
+            let connection = connection(&http, stream, self.limits, health);
+            let _ = tokio::time::timeout(self.limits.header_read, connection).await;
+            drop(socket);
+            return;
+        }
+        let slot = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                let Ok(_waiting) = self.waiting.clone().try_acquire_owned() else {
+                    return refuse(stream).await;
+                };
+                tokio::select! {
+                    slot = self.slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => return,
+                    },
+                    _ = self.closing.cancelled() => return,
+                }
+            }
+        };
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(_) => return,
+        };
+        let this = self.clone();
+        let task = self.tasks.track_future(async move {
+            let _held = (socket, slot);
+            let Ok(stream) = TcpStream::from_std(stream) else {
+                return;
+            };
+            let mut http = hyper::server::conn::http1::Builder::new();
+            // The head deadline is TimedIo's (hyper's own would also cut
+            // idle keep-alive connections at the head timeout).
+            http.timer(TokioTimer::new())
+                .header_read_timeout(None)
+                .keep_alive(true);
+            let connection = connection(&http, stream, this.limits, this.router.clone());
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                _ = this.closing.cancelled() => {}
+            }
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        });
+        self.main.spawn(task);
+    }
+}
+
+/// Serves `router` on one connection, with the timeouts of
+/// [`TimedIo`].
+fn connection(
+    http: &hyper::server::conn::http1::Builder,
+    stream: TcpStream,
+    limits: ConnectionLimits,
+    router: Router,
+) -> hyper::server::conn::http1::Connection<
+    TokioIo<TimedIo<TcpStream>>,
+    impl hyper::service::Service<
+            hyper::Request<Incoming>,
+            Response = axum::response::Response,
+            Error = Infallible,
+            Future = impl Send,
+        > + Send,
+> {
+    let (io, phase) = TimedIo::new(stream, limits);
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let mut router = router.clone();
+        let phase = phase.clone();
+        phase.busy();
+        async move {
+            let response = router.call(request.map(Body::new)).await;
+            phase.idle();
+            Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
+        }
+    });
+    http.serve_connection(TokioIo::new(io), service)
+}
+
+/// Answers a connection that found every slot taken and too many waiting:
+/// 503, and closed.
+async fn refuse(mut stream: TcpStream) {
+    const BODY: &str = "server at its connection limit";
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+         Retry-After: 1\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        tokio::io::AsyncWriteExt::write_all(&mut stream, response.as_bytes()),
+    )
+    .await;
+}
+
+/// The next connection, once a socket is free; `None` when accepting
+/// failed (logged; the loop goes on after a pause, as when out of
+/// descriptors).
 async fn accept(
     listener: &TcpListener,
-    slots: &Arc<Semaphore>,
-) -> Option<(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit)> {
-    let slot = slots.clone().acquire_owned().await.ok()?;
+    sockets: &Arc<Semaphore>,
+) -> Option<(TcpStream, OwnedSemaphorePermit)> {
+    let socket = sockets.clone().acquire_owned().await.ok()?;
     match listener.accept().await {
         Ok((stream, _)) => {
             let _ = stream.set_nodelay(true);
-            Some((stream, slot))
+            Some((stream, socket))
         }
         Err(e) => {
             tracing::warn!("accept failed: {e}");
