@@ -806,3 +806,64 @@ async fn a_stuck_progress_report_ends_at_the_deadline() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(heard.lock().expect("lock").is_empty());
 }
+
+/// A program that builds about 2 MB of strings, then waits on a sleep.
+const HOLDS_AND_WAITS: &str = "def main():\n    big = [\"x\" * 1000 + str(i) for i in range(1000)]\n    return conformance.sleep(ms=2000)\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_paused_execution_gives_its_memory_back_at_once() {
+    let cm = service();
+    let token = CancellationToken::new();
+    let paused = {
+        let (cm, token) = (cm.clone(), token.clone());
+        tokio::spawn(async move {
+            cm.execute(&me(), HOLDS_AND_WAITS, ExecuteOptions::cancelled_by(token))
+                .await
+        })
+    };
+    while cm.execution_counts().paused == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let counts = cm.execution_counts();
+    assert_eq!((counts.open, counts.running, counts.paused), (1, 0, 1));
+    assert!(counts.heap_bytes > 2_000_000, "{counts:?}");
+    let cancelled = Instant::now();
+    token.cancel();
+    let outcome = paused.await.expect("joined");
+    assert_eq!(outcome.unwrap_err().to_string(), "context canceled");
+    assert!(cancelled.elapsed() < Duration::from_millis(500));
+    assert_eq!(cm.execution_counts(), Default::default());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_executions_share_one_heap_bound() {
+    // Room for one such program at a time: the second fails while the
+    // first waits; after the first ends, the bound is free again.
+    let config = Config {
+        max_open_heap_bytes: 3 << 20,
+        ..Config::default()
+    };
+    let cm = service_with(config);
+    let first = {
+        let cm = cm.clone();
+        tokio::spawn(async move {
+            cm.execute(&me(), HOLDS_AND_WAITS, ExecuteOptions::default())
+                .await
+                .map(|d| d.to_json_string())
+        })
+    };
+    while cm.execution_counts().paused == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let second = cm
+        .execute(&me(), HOLDS_AND_WAITS, ExecuteOptions::default())
+        .await;
+    assert_eq!(second.unwrap_err().to_string(), "resource limit exceeded");
+    assert_eq!(
+        first.await.expect("joined"),
+        Ok(r#"{"slept":2000}"#.to_string())
+    );
+    assert_eq!(cm.execution_counts().heap_bytes, 0);
+    let small = run(&cm, "1 + 1").await;
+    assert_eq!(small, Ok("2".into()));
+}
