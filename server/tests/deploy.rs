@@ -187,7 +187,8 @@ fn the_manifests_use_what_the_binary_has() {
         "{grace} s <= {needed} ms"
     );
     let limit = mebibytes(text(container, &["resources", "limits", "memory"]));
-    let programs = config.max_concurrent_executions as u64 * config.limits.max_heap_bytes as u64;
+    // Open executions' heaps are bounded together.
+    let programs = config.max_open_heap_bytes as u64;
     assert!(
         limit >= programs + (64 << 20),
         "{limit} < {programs} + 64 MiB"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Capacity of one replica for I/O-bound programs: `codemode serve --http`
+# with the shipped defaults (no tokens) in front of a loopback JSON API
+# that answers every call after DELAY_MS (benches/capacity/api.py,
+# imported with [[openapi]]); wrk runs a program of four sequential calls
+# (benches/capacity/capacity.lua) at each concurrency. The ideal is
+# c / (4 x DELAY) executes per second. For each concurrency it prints
+# executes/s against the ideal, p50/p99, failures, and the server's peak
+# open/paused executions, heap, threads and RSS (sampled from /metrics and
+# /proc every 200 ms), and the memory per open execution beyond its heap.
+#
+# Usage: benches/capacity/run.sh [SECONDS] [DELAY_MS] [CONCURRENCY...]
+#   (defaults: 15 s, 250 ms, 256 1000; needs wrk: apt-get install wrk;
+#   honors CARGO_TARGET_DIR and CODEMODE_BIN)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-15}
+delay=${2:-250}
+shift $(( $# > 2 ? 2 : $# )) || true
+levels=("$@")
+[[ ${#levels[@]} -gt 0 ]] || levels=(256 1000)
+port=18090
+api_port=18091
+if [[ -z "${CODEMODE_BIN:-}" ]]; then
+  cargo build --release -q -p codemode-server
+  CODEMODE_BIN="${CARGO_TARGET_DIR:-target}/release/codemode"
+fi
+dir=$(mktemp -d)
+trap 'kill $server $api 2>/dev/null || true; rm -rf "$dir"' EXIT
+python3 benches/capacity/api.py "$api_port" "$delay" &
+api=$!
+for _ in $(seq 50); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$api_port") 2>/dev/null; then break; fi
+  sleep 0.1
+done
+cat >"$dir/codemode.toml" <<TOML
+catalogs = []
+
+[telemetry]
+metrics = true
+
+[[openapi]]
+name = "api"
+spec = "http://127.0.0.1:$api_port/openapi.json"
+base_url = "http://127.0.0.1:$api_port"
+TOML
+"$CODEMODE_BIN" serve --config "$dir/codemode.toml" --http "127.0.0.1:$port" 2>"$dir/server.log" &
+server=$!
+for _ in $(seq 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  sleep 0.1
+done
+url="http://127.0.0.1:$port/mcp"
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
+threads() { awk '/^Threads/ {print $2}' "/proc/$server/status"; }
+gauge() { curl -s "http://127.0.0.1:$port/metrics" | awk -v n="codemode_executions_$1" '$1 == n {print $2}'; }
+wrk -t1 -c16 -d2s -s benches/capacity/capacity.lua "$url" >/dev/null # warm-up
+echo "idle: RSS $(rss) KiB, threads $(threads)"
+for c in "${levels[@]}"; do
+  idle_rss=$(rss)
+  (
+    peak_open=0 peak_paused=0 peak_heap=0 peak_threads=0 peak_rss=0 at_rss=0 at_heap=0
+    end=$((SECONDS + seconds))
+    sleep 2
+    while (( SECONDS < end - 1 )); do
+      open=$(gauge open); paused=$(gauge paused); heap=$(gauge heap_bytes)
+      r=$(rss); t=$(threads)
+      (( open > peak_open )) && { peak_open=$open; at_rss=$r; at_heap=$heap; }
+      (( paused > peak_paused )) && peak_paused=$paused
+      (( heap > peak_heap )) && peak_heap=$heap
+      (( t > peak_threads )) && peak_threads=$t
+      (( r > peak_rss )) && peak_rss=$r
+      sleep 0.2
+    done
+    per=$(awk -v r="$at_rss" -v i="$idle_rss" -v h="$at_heap" -v o="$peak_open" \
+      'BEGIN { if (o > 0) printf "%.1f", ((r - i) * 1024 - h) / o / 1024; else print "-" }')
+    echo "  peak open $peak_open, paused $peak_paused, heap $((peak_heap / 1024)) KiB, threads $peak_threads, RSS $peak_rss KiB (idle $idle_rss); beyond the heap: $per KiB per open execution"
+  ) > "$dir/sample" &
+  sampler=$!
+  summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/capacity/capacity.lua "$url" | tail -1)
+  wait $sampler
+  ideal=$(awk -v c="$c" -v d="$delay" 'BEGIN { printf "%.0f", c / (4 * d / 1000) }')
+  echo "c=$c: $summary (ideal $ideal/s)"
+  cat "$dir/sample"
+done
