@@ -970,9 +970,12 @@ impl<'h> Thread<'h> {
                 regs = unsafe { self.stack.as_mut_ptr().add(self.frame_base()) }
             };
         }
+        // The register and operand accessors (the fast loop's are the
+        // same).
         macro_rules! reg {
             ($r:expr) => {
-                // SAFETY: see the invariant of `regs` above.
+                // SAFETY: `regs` points at the current frame's registers and
+                // `verify` proved every register operand below `nregs`.
                 *unsafe { &mut *regs.add($r as usize) }
             };
         }
