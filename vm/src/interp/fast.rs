@@ -19,21 +19,25 @@
 //! (`bail!`: a `Miss` of the semantics, or a case such as a missing key
 //! that the general loop reports), and does the mechanics: dispatch, step
 //! charging (a comparison and the conditional jump on its result run
-//! together), where an int result is stored, and the frames of plain calls
-//! of Starlark functions and their returns. Builtin functions and methods
-//! called with a few positional arguments go to the same routines as in
-//! the general loop. This loop's macros that have a counterpart in the
-//! general loop are named `fast_...`, since they end differently
-//! (`fast_tri!` hands an error back to the general loop, which reports
-//! it).
+//! together) and where an int result is stored. Calls of Starlark
+//! functions and their returns enter and leave frames as the `calls`
+//! module defines for both loops; this loop hands back those that module
+//! refuses (argument binding, a stack to grow, an error) and the returns
+//! the general loop must do (from a frame Rust entered, or one that leaves
+//! iterations to end). Builtin functions and methods called with a few
+//! positional arguments go to the same routines as in the general loop.
+//! This loop's macros that have a counterpart in the general loop are
+//! named `fast_...`, since they end differently (`fast_tri!` hands an
+//! error back to the general loop, which reports it).
 //!
 //! Every instruction run here costs one step, as in the general loop, and
 //! has the same effect and the same errors: an instruction that fails is
 //! charged, and the error is returned with the instruction pointer just
 //! past it, where the general loop reports it.
 
+use super::calls::Resume;
 use super::semantics::{self as sem, Binary as _, Compare as _, Unary as _};
-use super::{Thread, MAX_FRAMES};
+use super::Thread;
 use crate::error::Result;
 use crate::opcode::*;
 use crate::value::*;
@@ -161,6 +165,15 @@ impl<'h> Thread<'h> {
         macro_rules! jump {
             ($to:expr) => {{
                 goto!($to);
+                charged!()
+            }};
+        }
+        // Continues in the frame just entered or returned to (`to`, a
+        // `Resume`), charging the call or return.
+        macro_rules! fast_resume {
+            ($to:expr) => {{
+                let to: Resume<'h> = $to;
+                (code, ip, regs) = (to.code, to.ip, to.regs);
                 charged!()
             }};
         }
@@ -411,34 +424,17 @@ impl<'h> Thread<'h> {
                         jump!(to);
                     }
                 }
-                Instr::ForNext { iter, dst, body } => match reg!(iter) {
-                    // A range iterated in registers (see `IterStart`).
-                    Value::Int(v) => {
-                        // SAFETY: `verify` proved `r[iter..iter+3]` in range.
-                        let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
-                        if let Some(v) = or_back!(sem::range_next(v, r)) {
-                            reg!(dst) = Value::Int(v);
-                            jump!(body);
-                        }
+                Instr::ForNext { iter, dst, body } => {
+                    // SAFETY: `verify` proved `r[iter..iter+ITER_REGS]` and
+                    // `r[dst]` in range.
+                    if or_back!(unsafe { sem::for_next(regs, iter, dst) }) {
+                        jump!(body);
                     }
-                    Value::Iter(IterObj::List { list, index }) => {
-                        if let Some(v) = sem::list_next(list, index) {
-                            reg!(dst) = v;
-                            jump!(body);
-                        }
-                    }
-                    Value::Iter(IterObj::Tuple { items, index }) => {
-                        if let Some(v) = sem::tuple_next(items, index) {
-                            reg!(dst) = v;
-                            jump!(body);
-                        }
-                    }
-                    _ => bail!(),
-                },
+                }
                 Instr::IterStart { dst, src } => {
-                    let r = fast_tri!(self.loop_start(reg!(src)));
-                    // SAFETY: `verify` proved `r[dst..dst+3]` in range.
-                    unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
+                    // SAFETY: `verify` proved `r[src]` and
+                    // `r[dst..dst+ITER_REGS]` in range.
+                    fast_tri!(unsafe { self.start_loop(regs, dst, src) })
                 }
                 Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Index { dst, x, i, hint } => {
@@ -616,63 +612,32 @@ impl<'h> Thread<'h> {
                         }
                         _ => bail!(),
                     };
-                    let callee = func.code;
-                    if !site.plain
-                        || callee.fast_arity != site.npos
-                        || callee.active.get()
-                        || self.frames.len() >= MAX_FRAMES
-                    {
-                        bail!()
-                    }
-                    let base = self.frame_base();
-                    let new_base = base + code.nregs as usize;
-                    if self.stack.len() < new_base + callee.nregs as usize {
-                        bail!()
-                    }
                     // SAFETY: `ip` points at the call, inside the code.
                     let pc = unsafe { ip.offset_from(code.instrs.as_ptr()) } as usize + 1;
-                    if let Some(f) = self.frames.last_mut() {
-                        f.pc = pc;
+                    // SAFETY: the operands are the call's.
+                    match unsafe { self.enter_call(code, pc, func, site, b, dst) } {
+                        Ok(to) => fast_resume!(to),
+                        // Argument binding, a stack to grow and the errors
+                        // are the general loop's.
+                        Err(_) => bail!(),
                     }
-                    // SAFETY: the stack holds the callee's registers
-                    // (checked above); `verify` proved the arguments in the
-                    // caller's registers.
-                    unsafe {
-                        self.push_fast_frame(func, base + b as usize + 1, site.npos, new_base, dst)
-                    };
-                    code = callee;
-                    ip = code.instrs.as_ptr();
-                    // SAFETY: the stack holds the new frame's registers.
-                    regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
-                    charged!()
                 }
                 Instr::Return { src } => {
-                    let n = self.frames.len();
                     // A frame Rust entered returns from the general loop
                     // (which ends that run), as does a frame that leaves
                     // iterations to end. (Not a `stop` parameter: a value
                     // live across the whole loop costs a spill and a reload
                     // in every instruction.) Any other frame has a caller.
+                    let n = self.frames.len();
                     if n < 2 {
                         bail!()
                     }
-                    let (fr, caller) = (&self.frames[n - 1], &self.frames[n - 2]);
+                    let fr = &self.frames[n - 1];
                     if fr.entry || self.iters.len() != fr.iters {
                         bail!()
                     }
-                    let v = *rk_ref!(src);
-                    fr.code.active.set(false);
-                    let ret = fr.ret;
-                    code = caller.code;
-                    // SAFETY: a frame's saved `pc` is within its code, and
-                    // the stack holds the registers of every frame on it.
-                    unsafe {
-                        ip = code.instrs.as_ptr().add(caller.pc);
-                        regs = self.stack.as_mut_ptr().add(caller.base);
-                    }
-                    self.frames.truncate(n - 1);
-                    reg!(ret) = v;
-                    charged!()
+                    let to = self.exit_frame(*rk_ref!(src));
+                    fast_resume!(to)
                 }
                 general_only!() => bail!(),
             }
