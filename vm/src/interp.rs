@@ -17,8 +17,9 @@
 //! `semantics` module: the general loop ([`Thread::run_loop`]) runs an
 //! instruction's common case, then its general case, and turns what the
 //! common case could not do (an unbound variable, ...) into the error the
-//! program sees, at the instruction's position. The `no-fast-path`
-//! feature leaves every instruction to the general loop.
+//! program sees, at the instruction's position. Likewise both enter and
+//! leave the frames of Starlark calls as the `calls` module defines. The
+//! `no-fast-path` feature leaves every instruction to the general loop.
 
 use crate::budget::{Budget, ITEM_UNITS};
 use crate::builtins::{self, Args, BuiltinFn};
@@ -63,9 +64,11 @@ macro_rules! operand_ref {
     }};
 }
 
+mod calls;
 mod fast;
 mod semantics;
 
+use calls::{Refused, Resume};
 use fast::LoopState;
 use semantics::{self as sem, Binary as _, Compare as _, Unary as _};
 pub(crate) use semantics::{floor_div, floor_mod};
@@ -193,10 +196,7 @@ impl<'h> Thread<'h> {
             // The execution fails as a whole; just clear the recursion
             // marks and the iteration marks of the unwound frames.
             while self.frames.len() > stop {
-                if let Some(fr) = self.frames.pop() {
-                    fr.code.active.set(false);
-                    self.release_iters(fr.iters);
-                }
+                self.unwind_frame();
             }
         }
         r
@@ -258,9 +258,7 @@ impl<'h> Thread<'h> {
             }
         }
         let v = *operand_ref!(st.code, st.regs, src);
-        let fr = self.frames.pop()?;
-        fr.code.active.set(false);
-        self.release_iters(fr.iters);
+        self.unwind_frame()?;
         self.budget.put_fuel(fuel as u64);
         Some(Ok(v))
     }
@@ -407,9 +405,7 @@ impl<'h> Thread<'h> {
     ) -> Result<()> {
         let code = func.code;
         if code.active.get() {
-            return Err(
-                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
-            );
+            return Err(calls::recursion(code));
         }
         self.stack.truncate(base);
         self.stack
@@ -442,9 +438,7 @@ impl<'h> Thread<'h> {
             return Ok(false);
         }
         if code.active.get() {
-            return Err(
-                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
-            );
+            return Err(calls::recursion(code));
         }
         // The stack only grows here (in steps, so that this is rare); the
         // callee's registers are reset in place. The arguments sit in the
@@ -497,9 +491,7 @@ impl<'h> Thread<'h> {
             return Ok(false);
         }
         if code.active.get() {
-            return Err(
-                Error::msg(format!("function {} called recursively", code.name)).at(code.entry_pos),
-            );
+            return Err(calls::recursion(code));
         }
         self.stack.truncate(base);
         self.stack
@@ -956,10 +948,11 @@ impl<'h> Thread<'h> {
         // The current frame's registers. Invariant: `self.stack.len() >=
         // base + code.nregs` while the frame runs (`base` being the current
         // frame's, [`Thread::frame_base`]), and `regs` is
-        // `self.stack[base..]`'s start; `sync!` re-derives it after anything
-        // that may reallocate the stack (pushing a frame, returning, and any
-        // call out of the loop). Every operand was proved in range by
-        // `verify`, which is what makes the unchecked accesses below sound.
+        // `self.stack[base..]`'s start; it is re-derived after anything
+        // that may reallocate the stack (a frame entered or left, by
+        // `resume!`; any call out of the loop, by `sync!`). Every operand
+        // was proved in range by `verify`, which is what makes the
+        // unchecked accesses below sound.
         let mut regs: *mut Value<'h> = self.stack[base..].as_mut_ptr();
 
         macro_rules! sync {
@@ -970,9 +963,12 @@ impl<'h> Thread<'h> {
                 regs = unsafe { self.stack.as_mut_ptr().add(self.frame_base()) }
             };
         }
+        // The register and operand accessors (the fast loop's are the
+        // same).
         macro_rules! reg {
             ($r:expr) => {
-                // SAFETY: see the invariant of `regs` above.
+                // SAFETY: `regs` points at the current frame's registers and
+                // `verify` proved every register operand below `nregs`.
                 *unsafe { &mut *regs.add($r as usize) }
             };
         }
@@ -1063,15 +1059,28 @@ impl<'h> Thread<'h> {
                 r
             }};
         }
-        // Continues the loop in the frame just pushed for `func`.
-        macro_rules! switch_to_callee {
-            ($func:expr, $new_base:expr) => {{
-                code = $func.code;
-                ip = code.instrs.as_ptr();
-                // SAFETY: the frame just pushed starts at `$new_base` and
-                // the stack holds its registers.
-                regs = unsafe { self.stack.as_mut_ptr().add($new_base) };
+        // Continues the loop in the frame just entered or returned to
+        // (`to`, a `Resume`).
+        macro_rules! resume {
+            ($to:expr) => {{
+                let to: Resume<'h> = $to;
+                (code, ip, regs) = (to.code, to.ip, to.regs);
                 continue;
+            }};
+        }
+        // Calls the value `$f` on the arguments in `positional` and `named`,
+        // the result for `r[$dst]`: a Starlark function goes on in this loop
+        // (its frame entered with argument binding), anything else is
+        // called out of the loop and gives its result.
+        macro_rules! call_value {
+            ($f:expr, $dst:expr) => {{
+                let f: Value<'h> = $f;
+                if let Value::Function(func) = f {
+                    let pc = pc!();
+                    let to = tri!(self.enter_bound(code, pc, func, $dst, &positional, &named));
+                    resume!(to)
+                }
+                out!(self.call_native(f, &positional, &named))
             }};
         }
         // A binary operator `$S` (a `sem::Binary`): its int case, the int
@@ -1281,30 +1290,14 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::IterStart { dst, src } => {
-                    let r = tri!(self.loop_start(reg!(src)));
-                    // SAFETY: `verify` proved `r[dst..dst+3]` in range.
-                    unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
+                    // SAFETY: `verify` proved `r[src]` and
+                    // `r[dst..dst+ITER_REGS]` in range.
+                    tri!(unsafe { self.start_loop(regs, dst, src) })
                 }
                 Instr::ForNext { iter, dst, body } => {
-                    let it = match reg!(iter) {
-                        // A range: `r[iter]` is the next int, `r[iter+1]`
-                        // how many are left, `r[iter+2]` the step.
-                        Value::Int(v) => {
-                            // SAFETY: `verify` proved `r[iter..iter+3]` in
-                            // range.
-                            let r =
-                                unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
-                            if let Some(v) = or_fail!(sem::range_next(v, r)) {
-                                reg!(dst) = Value::Int(v);
-                                goto!(body);
-                            }
-                            continue;
-                        }
-                        Value::Iter(it) => it,
-                        _ => fail!(Error::msg("internal error: not an iterator")),
-                    };
-                    if let Some(v) = sem::iter_next(it) {
-                        reg!(dst) = v;
+                    // SAFETY: `verify` proved `r[iter..iter+ITER_REGS]` and
+                    // `r[dst]` in range.
+                    if or_fail!(unsafe { sem::for_next(regs, iter, dst) }) {
                         goto!(body);
                     }
                 }
@@ -1318,41 +1311,30 @@ impl<'h> Thread<'h> {
                     let fbase = base + b as usize;
                     let f = reg!(b);
                     if let Value::Function(func) = f {
-                        let callee = func.code;
-                        // The quickest path: the arguments are copied into
-                        // the callee's first registers (see `fast_arity`).
-                        if site.plain && callee.fast_arity == site.npos {
-                            if callee.active.get() {
-                                fail!(Error::msg(format!(
-                                    "function {} called recursively",
-                                    callee.name
-                                ))
-                                .at(callee.entry_pos))
+                        // The quickest path, as the fast loop takes it; this
+                        // loop grows the stack and reports the errors.
+                        let pc = pc!();
+                        let entered = loop {
+                            // SAFETY: the operands are the call's.
+                            match unsafe { self.enter_call(code, pc, func, site, b, dst) } {
+                                Ok(to) => break Some(to),
+                                Err(Refused::Stack) => self.grow_stack(code, func.code),
+                                Err(Refused::Recursive) => fail!(calls::recursion(func.code)),
+                                Err(Refused::Depth) => fail!(Error::limit(LimitKind::CallDepth)),
+                                Err(Refused::Binding) => break None,
                             }
-                            if self.frames.len() >= MAX_FRAMES {
-                                fail!(Error::limit(LimitKind::CallDepth))
-                            }
-                            save_pc!(pc!());
-                            let new_base = base + code.nregs as usize;
-                            let nregs = callee.nregs as usize;
-                            if self.stack.len() < new_base + nregs {
-                                self.stack
-                                    .resize(new_base + nregs + STACK_SLACK, Value::Unbound);
-                            }
-                            // SAFETY: the stack holds the callee's registers
-                            // (just ensured); `verify` proved the arguments
-                            // in the caller's registers.
-                            unsafe {
-                                self.push_fast_frame(func, fbase + 1, site.npos, new_base, dst)
-                            };
-                            switch_to_callee!(func, new_base);
+                        };
+                        if let Some(to) = entered {
+                            resume!(to)
                         }
                         if site.plain {
                             save_pc!(pc!());
                             let new_base = base + code.nregs as usize;
                             let n = site.npos as usize;
                             if tri!(self.push_call_simple(func, new_base, dst, fbase + 1, n)) {
-                                switch_to_callee!(func, new_base);
+                                // SAFETY: `push_call_simple` made the stack
+                                // hold the new frame's registers.
+                                resume!(unsafe { self.resume_at(func.code, 0, new_base) })
                             }
                         }
                     }
@@ -1365,14 +1347,7 @@ impl<'h> Thread<'h> {
                     } else {
                         tri!(self.collect_args(fbase, site, &mut positional, &mut named));
                     }
-                    if let Value::Function(func) = f {
-                        // Continue in this loop with the callee's frame.
-                        save_pc!(pc!());
-                        let new_base = base + code.nregs as usize;
-                        tri!(self.push_call(func, new_base, dst, &positional, &named));
-                        switch_to_callee!(func, new_base);
-                    }
-                    let v = out!(self.call_native(f, &positional, &named));
+                    let v = call_value!(f, dst);
                     reg!(dst) = tri!(v);
                 }
                 Instr::CallMethod { dst, base: b, site } => {
@@ -1424,13 +1399,7 @@ impl<'h> Thread<'h> {
                                     return Err(e.at(site.attr_pos));
                                 }
                             };
-                            if let Value::Function(func) = f {
-                                save_pc!(pc!());
-                                let new_base = base + code.nregs as usize;
-                                tri!(self.push_call(func, new_base, dst, &positional, &named));
-                                switch_to_callee!(func, new_base);
-                            }
-                            out!(self.call_native(f, &positional, &named))
+                            call_value!(f, dst)
                         }
                     };
                     reg!(dst) = tri!(v);
@@ -1620,21 +1589,19 @@ impl<'h> Thread<'h> {
                 }
                 Instr::Return { src } => {
                     let v = rk!(src);
-                    let Some(fr) = self.frames.pop() else {
-                        budget.put_fuel(fuel as u64);
-                        return Err(Error::msg("internal error: no frame"));
-                    };
-                    fr.code.active.set(false);
-                    self.release_iters(fr.iters);
-                    if self.frames.len() <= stop {
-                        budget.put_fuel(fuel as u64);
-                        return Ok(v);
+                    let n = self.frames.len();
+                    if n > stop + 1 {
+                        // A frame this loop entered: the iterations the
+                        // `return` leaves end, and the caller goes on.
+                        self.release_iters(self.frames[n - 1].iters);
+                        resume!(self.exit_frame(v))
                     }
-                    let caller = &self.frames[self.frames.len() - 1];
-                    code = caller.code;
-                    goto!(caller.pc);
-                    sync!();
-                    reg!(fr.ret) = v;
+                    // The frame Rust entered: this run ends.
+                    budget.put_fuel(fuel as u64);
+                    if self.unwind_frame().is_none() {
+                        return Err(Error::msg("internal error: no frame"));
+                    }
+                    return Ok(v);
                 }
             }
         }

@@ -19,18 +19,25 @@
 //! (`bail!`: a `Miss` of the semantics, or a case such as a missing key
 //! that the general loop reports), and does the mechanics: dispatch, step
 //! charging (a comparison and the conditional jump on its result run
-//! together), where an int result is stored, and the frames of plain calls
-//! of Starlark functions and their returns. Builtin functions and methods
-//! called with a few positional arguments go to the same routines as in
-//! the general loop.
+//! together) and where an int result is stored. Calls of Starlark
+//! functions and their returns enter and leave frames as the `calls`
+//! module defines for both loops; this loop hands back those that module
+//! refuses (argument binding, a stack to grow, an error) and the returns
+//! the general loop must do (from a frame Rust entered, or one that leaves
+//! iterations to end). Builtin functions and methods called with a few
+//! positional arguments go to the same routines as in the general loop.
+//! This loop's macros that have a counterpart in the general loop are
+//! named `fast_...`, since they end differently (`fast_tri!` hands an
+//! error back to the general loop, which reports it).
 //!
 //! Every instruction run here costs one step, as in the general loop, and
 //! has the same effect and the same errors: an instruction that fails is
 //! charged, and the error is returned with the instruction pointer just
 //! past it, where the general loop reports it.
 
+use super::calls::Resume;
 use super::semantics::{self as sem, Binary as _, Compare as _, Unary as _};
-use super::{Thread, MAX_FRAMES};
+use super::Thread;
 use crate::error::Result;
 use crate::opcode::*;
 use crate::value::*;
@@ -110,7 +117,7 @@ impl<'h> Thread<'h> {
         }
         // Fails in the current instruction: it is charged, and `ip` is left
         // just past it, where the general loop reports errors.
-        macro_rules! tri {
+        macro_rules! fast_tri {
             ($e:expr) => {
                 match $e {
                     Ok(v) => v,
@@ -161,6 +168,15 @@ impl<'h> Thread<'h> {
                 charged!()
             }};
         }
+        // Continues in the frame just entered or returned to (`to`, a
+        // `Resume`), charging the call or return.
+        macro_rules! fast_resume {
+            ($to:expr) => {{
+                let to: Resume<'h> = $to;
+                (code, ip, regs) = (to.code, to.ip, to.regs);
+                charged!()
+            }};
+        }
         // A binary operator `$S` (a `sem::Binary`): its int case in place,
         // the int stored in its own branch; its general case out of line.
         // `+` and `+=` test two registers, the common case, at once.
@@ -177,10 +193,10 @@ impl<'h> Thread<'h> {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
+                reg!($dst) = fast_tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
-        macro_rules! binary {
+        macro_rules! fast_binary {
             ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 let r = match (rk_ref!($a), rk_ref!($b)) {
                     (Value::Int(i), Value::Int(j)) => <$S>::ints(*i, *j),
@@ -189,11 +205,11 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
+                reg!($dst) = fast_tri!(<$S>::general(self.heap, rk_ref!($a), rk_ref!($b)))
             }};
         }
         // The int-operand forms: `r[a]` against the int `k`.
-        macro_rules! binary_k {
+        macro_rules! fast_binary_k {
             ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 let r = match reg!($a) {
                     Value::Int(i) => <$S>::ints(i, $k as i64),
@@ -202,18 +218,18 @@ impl<'h> Thread<'h> {
                 if let Some(r) = r {
                     int_result!($dst, r)
                 }
-                reg!($dst) = tri!(<$S>::general(self.heap, &reg!($a), &Value::Int($k as i64)))
+                reg!($dst) = fast_tri!(<$S>::general(self.heap, &reg!($a), &Value::Int($k as i64)))
             }};
         }
         // A unary operator `$S` (a `sem::Unary`).
-        macro_rules! unary {
+        macro_rules! fast_unary {
             ($dst:expr, $src:expr, $S:ty) => {{
                 if let Value::Int(i) = reg!($src) {
                     if let Some(r) = <$S>::int(i) {
                         int_result!($dst, r)
                     }
                 }
-                reg!($dst) = tri!(<$S>::general(self.heap, reg!($src)))
+                reg!($dst) = fast_tri!(<$S>::general(self.heap, reg!($src)))
             }};
         }
         // Calls the builtin `$f` (with receiver `$recv`) on the arguments
@@ -271,20 +287,20 @@ impl<'h> Thread<'h> {
             }};
         }
         // A comparison `$S` (a `sem::Compare`).
-        macro_rules! compare {
+        macro_rules! fast_compare {
             ($dst:expr, $a:expr, $b:expr, $S:ty) => {{
                 let t = match (rk_ref!($a), rk_ref!($b)) {
                     (Value::Int(i), Value::Int(j)) => <$S>::ints(i, j),
-                    (x, y) => tri!(<$S>::general(self.heap, *x, *y)),
+                    (x, y) => fast_tri!(<$S>::general(self.heap, *x, *y)),
                 };
                 compared!($dst, t)
             }};
         }
-        macro_rules! compare_k {
+        macro_rules! fast_compare_k {
             ($dst:expr, $a:expr, $k:expr, $S:ty) => {{
                 let t = match reg!($a) {
                     Value::Int(i) => <$S>::ints(&i, &($k as i64)),
-                    x => tri!(<$S>::general(self.heap, x, Value::Int($k as i64))),
+                    x => fast_tri!(<$S>::general(self.heap, x, Value::Int($k as i64))),
                 };
                 compared!($dst, t)
             }};
@@ -332,67 +348,67 @@ impl<'h> Thread<'h> {
                     let func = self.frames.last().and_then(|f| f.func);
                     reg!(dst) = or_back!(sem::load_free(func, idx as usize))
                 }
-                Instr::Neg { dst, src } => unary!(dst, src, sem::Neg),
-                Instr::Plus { dst, src } => unary!(dst, src, sem::Plus),
-                Instr::Invert { dst, src } => unary!(dst, src, sem::Invert),
+                Instr::Neg { dst, src } => fast_unary!(dst, src, sem::Neg),
+                Instr::Plus { dst, src } => fast_unary!(dst, src, sem::Plus),
+                Instr::Invert { dst, src } => fast_unary!(dst, src, sem::Invert),
                 Instr::Add { dst, a, b } => add!(dst, a, b, sem::Add),
                 Instr::InplaceAdd { dst, a, b } => add!(dst, a, b, sem::InplaceAdd),
-                Instr::Sub { dst, a, b } => binary!(dst, a, b, sem::Sub),
-                Instr::Mul { dst, a, b } => binary!(dst, a, b, sem::Mul),
-                Instr::Div { dst, a, b } => binary!(dst, a, b, sem::Div),
-                Instr::FloorDiv { dst, a, b } => binary!(dst, a, b, sem::FloorDiv),
-                Instr::Mod { dst, a, b } => binary!(dst, a, b, sem::Mod),
-                Instr::BitAnd { dst, a, b } => binary!(dst, a, b, sem::BitAnd),
-                Instr::BitOr { dst, a, b } => binary!(dst, a, b, sem::BitOr),
-                Instr::BitXor { dst, a, b } => binary!(dst, a, b, sem::BitXor),
-                Instr::Shl { dst, a, b } => binary!(dst, a, b, sem::Shl),
-                Instr::Shr { dst, a, b } => binary!(dst, a, b, sem::Shr),
+                Instr::Sub { dst, a, b } => fast_binary!(dst, a, b, sem::Sub),
+                Instr::Mul { dst, a, b } => fast_binary!(dst, a, b, sem::Mul),
+                Instr::Div { dst, a, b } => fast_binary!(dst, a, b, sem::Div),
+                Instr::FloorDiv { dst, a, b } => fast_binary!(dst, a, b, sem::FloorDiv),
+                Instr::Mod { dst, a, b } => fast_binary!(dst, a, b, sem::Mod),
+                Instr::BitAnd { dst, a, b } => fast_binary!(dst, a, b, sem::BitAnd),
+                Instr::BitOr { dst, a, b } => fast_binary!(dst, a, b, sem::BitOr),
+                Instr::BitXor { dst, a, b } => fast_binary!(dst, a, b, sem::BitXor),
+                Instr::Shl { dst, a, b } => fast_binary!(dst, a, b, sem::Shl),
+                Instr::Shr { dst, a, b } => fast_binary!(dst, a, b, sem::Shr),
                 // Membership decided in place (a dict's key, a string among
                 // a few) is a comparison's result, run with a jump on it;
                 // anything else takes the operator.
                 Instr::In { dst, a, b } => match sem::contains_in_place(rk_ref!(a), rk_ref!(b)) {
                     Some(t) => compared!(dst, t),
-                    None => binary!(dst, a, b, sem::In),
+                    None => fast_binary!(dst, a, b, sem::In),
                 },
                 Instr::NotIn { dst, a, b } => {
                     match sem::contains_in_place(rk_ref!(a), rk_ref!(b)) {
                         Some(t) => compared!(dst, !t),
-                        None => binary!(dst, a, b, sem::NotIn),
+                        None => fast_binary!(dst, a, b, sem::NotIn),
                     }
                 }
-                Instr::AddI { dst, a, k } => binary_k!(dst, a, k, sem::Add),
-                Instr::InplaceAddI { dst, a, k } => binary_k!(dst, a, k, sem::InplaceAdd),
-                Instr::SubI { dst, a, k } => binary_k!(dst, a, k, sem::Sub),
-                Instr::MulI { dst, a, k } => binary_k!(dst, a, k, sem::Mul),
-                Instr::ModI { dst, a, k } => binary_k!(dst, a, k, sem::Mod),
-                Instr::Eq { dst, a, b } => compare!(dst, a, b, sem::Eq),
-                Instr::Ne { dst, a, b } => compare!(dst, a, b, sem::Ne),
-                Instr::Lt { dst, a, b } => compare!(dst, a, b, sem::Lt),
-                Instr::Le { dst, a, b } => compare!(dst, a, b, sem::Le),
-                Instr::Gt { dst, a, b } => compare!(dst, a, b, sem::Gt),
-                Instr::Ge { dst, a, b } => compare!(dst, a, b, sem::Ge),
-                Instr::EqI { dst, a, k } => compare_k!(dst, a, k, sem::Eq),
-                Instr::NeI { dst, a, k } => compare_k!(dst, a, k, sem::Ne),
-                Instr::LtI { dst, a, k } => compare_k!(dst, a, k, sem::Lt),
-                Instr::LeI { dst, a, k } => compare_k!(dst, a, k, sem::Le),
-                Instr::GtI { dst, a, k } => compare_k!(dst, a, k, sem::Gt),
-                Instr::GeI { dst, a, k } => compare_k!(dst, a, k, sem::Ge),
+                Instr::AddI { dst, a, k } => fast_binary_k!(dst, a, k, sem::Add),
+                Instr::InplaceAddI { dst, a, k } => fast_binary_k!(dst, a, k, sem::InplaceAdd),
+                Instr::SubI { dst, a, k } => fast_binary_k!(dst, a, k, sem::Sub),
+                Instr::MulI { dst, a, k } => fast_binary_k!(dst, a, k, sem::Mul),
+                Instr::ModI { dst, a, k } => fast_binary_k!(dst, a, k, sem::Mod),
+                Instr::Eq { dst, a, b } => fast_compare!(dst, a, b, sem::Eq),
+                Instr::Ne { dst, a, b } => fast_compare!(dst, a, b, sem::Ne),
+                Instr::Lt { dst, a, b } => fast_compare!(dst, a, b, sem::Lt),
+                Instr::Le { dst, a, b } => fast_compare!(dst, a, b, sem::Le),
+                Instr::Gt { dst, a, b } => fast_compare!(dst, a, b, sem::Gt),
+                Instr::Ge { dst, a, b } => fast_compare!(dst, a, b, sem::Ge),
+                Instr::EqI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Eq),
+                Instr::NeI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Ne),
+                Instr::LtI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Lt),
+                Instr::LeI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Le),
+                Instr::GtI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Gt),
+                Instr::GeI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Ge),
                 Instr::MakeList { dst, base: b, n } => {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
-                    reg!(dst) = tri!(self.heap.list(items));
+                    reg!(dst) = fast_tri!(self.heap.list(items));
                 }
                 Instr::ListOf { dst, k } => {
                     // SAFETY: `verify` proved the constant index in range.
                     let items = *unsafe { code.consts.get_unchecked(k as usize) };
-                    reg!(dst) = tri!(sem::list_of(self.heap, items));
+                    reg!(dst) = fast_tri!(sem::list_of(self.heap, items));
                 }
                 Instr::MakeTuple { dst, base: b, n } => {
                     // SAFETY: `verify` proved `r[b..b+n]` in range.
                     let items =
                         unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
-                    reg!(dst) = tri!(self.heap.tuple(items));
+                    reg!(dst) = fast_tri!(self.heap.tuple(items));
                 }
                 Instr::Not { dst, src } => reg!(dst) = sem::not(reg!(src)),
                 Instr::Jump { to } => jump!(to),
@@ -408,34 +424,17 @@ impl<'h> Thread<'h> {
                         jump!(to);
                     }
                 }
-                Instr::ForNext { iter, dst, body } => match reg!(iter) {
-                    // A range iterated in registers (see `IterStart`).
-                    Value::Int(v) => {
-                        // SAFETY: `verify` proved `r[iter..iter+3]` in range.
-                        let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; 3]) };
-                        if let Some(v) = or_back!(sem::range_next(v, r)) {
-                            reg!(dst) = Value::Int(v);
-                            jump!(body);
-                        }
+                Instr::ForNext { iter, dst, body } => {
+                    // SAFETY: `verify` proved `r[iter..iter+ITER_REGS]` and
+                    // `r[dst]` in range.
+                    if or_back!(unsafe { sem::for_next(regs, iter, dst) }) {
+                        jump!(body);
                     }
-                    Value::Iter(IterObj::List { list, index }) => {
-                        if let Some(v) = sem::list_next(list, index) {
-                            reg!(dst) = v;
-                            jump!(body);
-                        }
-                    }
-                    Value::Iter(IterObj::Tuple { items, index }) => {
-                        if let Some(v) = sem::tuple_next(items, index) {
-                            reg!(dst) = v;
-                            jump!(body);
-                        }
-                    }
-                    _ => bail!(),
-                },
+                }
                 Instr::IterStart { dst, src } => {
-                    let r = tri!(self.loop_start(reg!(src)));
-                    // SAFETY: `verify` proved `r[dst..dst+3]` in range.
-                    unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
+                    // SAFETY: `verify` proved `r[src]` and
+                    // `r[dst..dst+ITER_REGS]` in range.
+                    fast_tri!(unsafe { self.start_loop(regs, dst, src) })
                 }
                 Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Index { dst, x, i, hint } => {
@@ -458,11 +457,11 @@ impl<'h> Thread<'h> {
                     };
                     // SAFETY: `verify` proved every hint cell in range.
                     let hint = unsafe { code.hints.get_unchecked(hint as usize) };
-                    tri!(sem::dict_set(d, *rk_ref!(i), reg!(src), Some(hint)));
+                    fast_tri!(sem::dict_set(d, *rk_ref!(i), reg!(src), Some(hint)));
                 }
                 Instr::ListAppend { list, src } => {
                     let l = or_back!(sem::list_operand(reg!(list)));
-                    tri!(sem::append(self.heap, l, reg!(src)));
+                    fast_tri!(sem::append(self.heap, l, reg!(src)));
                 }
                 Instr::MakeRecord { dst, rec } => {
                     // SAFETY: `verify` proved the record in range, and its
@@ -475,20 +474,20 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                     fuel -= n;
-                    reg!(dst) = tri!(sem::make_record(self.heap, rec, |r| reg!(r)));
+                    reg!(dst) = fast_tri!(sem::make_record(self.heap, rec, |r| reg!(r)));
                 }
                 Instr::MakeDict { dst, n } => {
-                    let d = tri!(self.heap.dict(n as usize));
+                    let d = fast_tri!(self.heap.dict(n as usize));
                     reg!(dst) = Value::Dict(d);
                 }
                 Instr::DictSetUnique { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
+                    fast_tri!(sem::dict_set_unique(d, reg!(key), reg!(src), self.budget));
                 }
                 Instr::Slice { dst, base: b } => {
                     // `verify` proved `r[b..b+4]` in range.
                     let b = b as usize;
-                    reg!(dst) = tri!(sem::slice(
+                    reg!(dst) = fast_tri!(sem::slice(
                         self.heap,
                         reg!(b),
                         reg!(b + 1),
@@ -502,7 +501,7 @@ impl<'h> Thread<'h> {
                     let t = unsafe { code.templates.get_unchecked(t as usize) };
                     let args =
                         unsafe { std::slice::from_raw_parts(regs.add(src as usize), t.nargs()) };
-                    reg!(dst) = tri!(sem::percent(self.heap, t, args));
+                    reg!(dst) = fast_tri!(sem::percent(self.heap, t, args));
                 }
                 Instr::Unpack { base: b, src, n } => {
                     let Some(items) = sem::unpack_tuple(reg!(src), n) else {
@@ -517,11 +516,11 @@ impl<'h> Thread<'h> {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
                     // SAFETY: `verify` proved every constant index in range.
                     let key = *unsafe { code.consts.get_unchecked(k as usize) };
-                    tri!(sem::dict_push_new(d, key, reg!(src)));
+                    fast_tri!(sem::dict_push_new(d, key, reg!(src)));
                 }
                 Instr::DictSet { dict, key, src } => {
                     let d = or_back!(sem::dict_operand(reg!(dict)));
-                    tri!(sem::dict_set(d, reg!(key), reg!(src), None));
+                    fast_tri!(sem::dict_set(d, reg!(key), reg!(src), None));
                 }
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
@@ -532,19 +531,19 @@ impl<'h> Thread<'h> {
                     let recv = reg!(site.recv);
                     if let Some(l) = sem::append_target(site, recv) {
                         // `verify` proved the argument `r[b+1]` in range.
-                        tri!(sem::append(self.heap, l, reg!(b as usize + 1)));
+                        fast_tri!(sem::append(self.heap, l, reg!(b as usize + 1)));
                         reg!(dst) = Value::None;
                     } else if let Some(v) = sem::dict_get_in_place(site, recv, unsafe {
                         // SAFETY: `verify` proved the arguments
                         // `r[b+1..b+1+npos]` in range.
                         std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                     }) {
-                        reg!(dst) = tri!(v);
+                        reg!(dst) = fast_tri!(v);
                     } else if let Some(v) = sem::str_method_in_place(self, site, recv, unsafe {
                         // SAFETY: as above.
                         std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                     }) {
-                        reg!(dst) = tri!(v);
+                        reg!(dst) = fast_tri!(v);
                     } else if site.plain {
                         // Other builtin methods with plain arguments. No
                         // method runs Starlark or touches the frames or the
@@ -561,7 +560,7 @@ impl<'h> Thread<'h> {
                         let args = unsafe {
                             std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
                         };
-                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args, &[]));
+                        reg!(dst) = fast_tri!(self.call_method_leaf(m, recv, args, &[]));
                     } else if !site.star && !site.star_star && site.names.len() <= MAX_FAST_NAMES {
                         // Builtin methods with named arguments
                         // (`row.format(name=...)`): the same, the names
@@ -581,7 +580,7 @@ impl<'h> Thread<'h> {
                         let args =
                             unsafe { std::slice::from_raw_parts(regs.add(b as usize + 1), npos) };
                         let named = &pairs[..site.names.len()];
-                        reg!(dst) = tri!(self.call_method_leaf(m, recv, args, named));
+                        reg!(dst) = fast_tri!(self.call_method_leaf(m, recv, args, named));
                     } else {
                         bail!()
                     }
@@ -603,7 +602,7 @@ impl<'h> Thread<'h> {
                                 }
                                 _ => None,
                             };
-                            reg!(dst) = tri!(match quick {
+                            reg!(dst) = fast_tri!(match quick {
                                 Some(r) => r,
                                 None => call_out!(f, None, b, site.npos as usize),
                             });
@@ -613,63 +612,32 @@ impl<'h> Thread<'h> {
                         }
                         _ => bail!(),
                     };
-                    let callee = func.code;
-                    if !site.plain
-                        || callee.fast_arity != site.npos
-                        || callee.active.get()
-                        || self.frames.len() >= MAX_FRAMES
-                    {
-                        bail!()
-                    }
-                    let base = self.frame_base();
-                    let new_base = base + code.nregs as usize;
-                    if self.stack.len() < new_base + callee.nregs as usize {
-                        bail!()
-                    }
                     // SAFETY: `ip` points at the call, inside the code.
                     let pc = unsafe { ip.offset_from(code.instrs.as_ptr()) } as usize + 1;
-                    if let Some(f) = self.frames.last_mut() {
-                        f.pc = pc;
+                    // SAFETY: the operands are the call's.
+                    match unsafe { self.enter_call(code, pc, func, site, b, dst) } {
+                        Ok(to) => fast_resume!(to),
+                        // Argument binding, a stack to grow and the errors
+                        // are the general loop's.
+                        Err(_) => bail!(),
                     }
-                    // SAFETY: the stack holds the callee's registers
-                    // (checked above); `verify` proved the arguments in the
-                    // caller's registers.
-                    unsafe {
-                        self.push_fast_frame(func, base + b as usize + 1, site.npos, new_base, dst)
-                    };
-                    code = callee;
-                    ip = code.instrs.as_ptr();
-                    // SAFETY: the stack holds the new frame's registers.
-                    regs = unsafe { self.stack.as_mut_ptr().add(new_base) };
-                    charged!()
                 }
                 Instr::Return { src } => {
-                    let n = self.frames.len();
                     // A frame Rust entered returns from the general loop
                     // (which ends that run), as does a frame that leaves
                     // iterations to end. (Not a `stop` parameter: a value
                     // live across the whole loop costs a spill and a reload
                     // in every instruction.) Any other frame has a caller.
+                    let n = self.frames.len();
                     if n < 2 {
                         bail!()
                     }
-                    let (fr, caller) = (&self.frames[n - 1], &self.frames[n - 2]);
+                    let fr = &self.frames[n - 1];
                     if fr.entry || self.iters.len() != fr.iters {
                         bail!()
                     }
-                    let v = *rk_ref!(src);
-                    fr.code.active.set(false);
-                    let ret = fr.ret;
-                    code = caller.code;
-                    // SAFETY: a frame's saved `pc` is within its code, and
-                    // the stack holds the registers of every frame on it.
-                    unsafe {
-                        ip = code.instrs.as_ptr().add(caller.pc);
-                        regs = self.stack.as_mut_ptr().add(caller.base);
-                    }
-                    self.frames.truncate(n - 1);
-                    reg!(ret) = v;
-                    charged!()
+                    let to = self.exit_frame(*rk_ref!(src));
+                    fast_resume!(to)
                 }
                 general_only!() => bail!(),
             }

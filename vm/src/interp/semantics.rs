@@ -27,7 +27,7 @@
 use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
-use crate::opcode::{CallSite, Code, InPlace, Record, Reg, RK_CONST};
+use crate::opcode::{CallSite, Code, InPlace, Record, Reg, ITER_REGS, RK_CONST};
 use crate::ops;
 use crate::template::Template;
 use crate::value::*;
@@ -1016,6 +1016,51 @@ pub(super) fn dict_next<'h>(dict: &DictObj<'h>, index: &Cell<usize>) -> Option<V
     }
     index.set(i);
     found
+}
+
+/// `ForNext { iter, dst, .. }`: the loop whose state is in
+/// `r[iter..iter+ITER_REGS]` (see `IterStart`) advanced, its next value
+/// stored into `r[dst]`; whether there was one (the loop jumps to its
+/// body) or the loop is done.
+///
+/// # Safety
+///
+/// `regs` is the registers of the frame running the instruction, and
+/// `iter..iter+ITER_REGS` and `dst` registers of it (checked by
+/// `verify`).
+#[inline(always)]
+pub(super) unsafe fn for_next<'h>(
+    regs: *mut Value<'h>,
+    iter: Reg,
+    dst: Reg,
+) -> std::result::Result<bool, Miss> {
+    // SAFETY: by the contract above.
+    let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; ITER_REGS]) };
+    // SAFETY: by the contract above; `r` is no longer used when the value
+    // is stored (`verify` does not keep `dst` out of the loop's
+    // registers).
+    let to = || unsafe { &mut *regs.add(dst as usize) };
+    match r[0] {
+        // A range: `r[iter]` is the next int, `r[iter+1]` how many are
+        // left, `r[iter+2]` the step. The int is stored in its own branch
+        // (a `Value` merged from several branches is stored with its
+        // padding).
+        Value::Int(v) => match range_next(v, r)? {
+            Some(v) => {
+                *to() = Value::Int(v);
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+        Value::Iter(it) => match iter_next(it) {
+            Some(v) => {
+                *to() = v;
+                Ok(true)
+            }
+            None => Ok(false),
+        },
+        _ => Err(Miss::Internal("internal error: not an iterator")),
+    }
 }
 
 /// `ForNext` over an iterator object: its next value, if any.
