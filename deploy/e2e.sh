@@ -26,11 +26,20 @@ cleanup() {
 trap cleanup EXIT
 
 # --- tools, in the temporary folder -------------------------------------
+packages=(wrk haproxy libluajit-5.1-2 libluajit-5.1-common liblua5.3-0
+  libopentracing-c-wrapper0 libopentracing1)
 (
   cd "$work"
-  apt-get download -q wrk haproxy libluajit-5.1-2 libluajit-5.1-common \
-    liblua5.3-0 libopentracing-c-wrapper0 libopentracing1 >/dev/null 2>&1
-  for deb in ./*.deb; do dpkg -x "$deb" root; done
+  if ! apt-get download -q "${packages[@]}" >apt.log 2>&1; then
+    echo "e2e: apt-get download ${packages[*]} failed:" >&2
+    cat apt.log >&2
+    echo "e2e: the packages come from the system's apt sources (run" \
+      "apt-get update first; Debian or Ubuntu on x86_64)" >&2
+    exit 1
+  fi
+  for deb in ./*.deb; do
+    dpkg -x "$deb" root || { echo "e2e: dpkg -x $deb failed" >&2; exit 1; }
+  done
 )
 tools_env=(env "LD_LIBRARY_PATH=$work/root/usr/lib/x86_64-linux-gnu")
 wrk=("${tools_env[@]}" "$work/root/usr/bin/wrk")

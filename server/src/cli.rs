@@ -169,7 +169,8 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
 }
 
 /// With `[telemetry] listen`: binds it and serves the metrics there (on
-/// the runtime), behind the `[http]` hosts and tokens.
+/// the runtime), behind the `[http]` hosts (and any IP address) and,
+/// unless `listen_requires_token = false`, tokens.
 fn serve_metrics(
     runtime: &tokio::runtime::Runtime,
     file: &FileConfig,
@@ -177,7 +178,7 @@ fn serve_metrics(
     let Some(addr) = &file.telemetry.listen else {
         return Ok(None);
     };
-    let options = HttpOptions::from_config(&file.http)?;
+    let options = http::metrics_listener_options(&file.http, &file.telemetry)?;
     let listener = runtime
         .block_on(http::bind(addr))
         .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;

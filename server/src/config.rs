@@ -126,6 +126,10 @@ pub struct TelemetryConfig {
     /// Serve them at `http://ADDR/metrics` on a listener of their own
     /// (for a stdio server too).
     pub listen: Option<String>,
+    /// Whether the `listen` listener needs a bearer token of `[http]` when
+    /// tokens are configured (default `true`); `false` for a scraper that
+    /// sends none (Prometheus by pod annotations).
+    pub listen_requires_token: Option<bool>,
 }
 
 /// Settings of the Streamable HTTP transport.

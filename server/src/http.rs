@@ -24,12 +24,15 @@
 //! Prometheus text format. It is behind the same two gates as `/mcp`: the
 //! `Host` allow-list (checked here as rmcp checks it, 403 otherwise) and,
 //! when tokens are configured, a valid bearer token (any subject's).
+//! [`metrics_router`], the `[telemetry] listen` listener, also admits a
+//! `Host` that is an IP address (what a scraper by pod IP sends; a DNS
+//! rebinding request always names a host).
 
 pub mod connection;
 pub mod health;
 pub mod listener;
 
-use crate::config::HttpConfig;
+use crate::config::{HttpConfig, TelemetryConfig};
 use crate::direct::{self, Direct};
 use crate::mcp::CodeModeServer;
 use crate::telemetry::{self, Metrics};
@@ -288,6 +291,8 @@ fn authority_parts(authority: &Authority) -> (&str, Option<u16>) {
 /// allows every host. Host names compare without regard to ASCII case.
 pub(crate) struct Hosts {
     entries: Vec<(String, Option<u16>)>,
+    /// Whether any IP address is allowed too.
+    ip_addresses: bool,
 }
 
 impl Hosts {
@@ -305,7 +310,10 @@ impl Hosts {
                 }
             })
             .collect();
-        Hosts { entries }
+        Hosts {
+            entries,
+            ip_addresses: false,
+        }
     }
 
     /// Whether a `Host` header value is allowed.
@@ -317,6 +325,9 @@ impl Hosts {
             return false;
         };
         let (host, port) = authority_parts(&authority);
+        if self.ip_addresses && host.parse::<std::net::IpAddr>().is_ok() {
+            return true;
+        }
         self.entries.iter().any(|(name, entry_port)| {
             name.eq_ignore_ascii_case(host) && entry_port.is_none_or(|p| port == Some(p))
         })
@@ -403,11 +414,15 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
 
 /// The effective `Host` allow-list of `options`.
 fn allowed_hosts(options: &HttpOptions) -> Arc<Hosts> {
+    Arc::new(host_list(options))
+}
+
+fn host_list(options: &HttpOptions) -> Hosts {
     let hosts = match &options.allowed_hosts {
         Some(hosts) => hosts.clone(),
         None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
     };
-    Arc::new(Hosts::new(&hosts))
+    Hosts::new(&hosts)
 }
 
 /// `router` behind the authentication of `options`.
@@ -421,11 +436,30 @@ fn with_auth(router: Router, options: &HttpOptions) -> Router {
 
 /// A router serving only `GET /metrics` (for a stdio server's metrics,
 /// `[telemetry] listen`), behind the same `Host` allow-list and tokens as
-/// `/mcp` would be.
+/// `/mcp` would be, except that a `Host` that is an IP address is allowed
+/// too: a scraper reaches each replica by its address, and a DNS
+/// rebinding request names a host, never an address.
 pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
-    let state = (metrics, allowed_hosts(options));
+    let hosts = Hosts {
+        ip_addresses: true,
+        ..host_list(options)
+    };
+    let state = (metrics, Arc::new(hosts));
     let router = Router::new().route("/metrics", get(serve_metrics).with_state(state));
     with_auth(router, options)
+}
+
+/// The options of the `[telemetry] listen` listener: those of `[http]`,
+/// without its tokens when `listen_requires_token = false`.
+pub fn metrics_listener_options(
+    http: &HttpConfig,
+    telemetry: &TelemetryConfig,
+) -> Result<HttpOptions, String> {
+    let mut options = HttpOptions::from_config(http)?;
+    if telemetry.listen_requires_token == Some(false) {
+        options.tokens.clear();
+    }
+    Ok(options)
 }
 
 /// The listen backlog: connections the kernel completes before the server

@@ -81,3 +81,149 @@ fn the_binary_accepts_the_example_config() {
         "{stdout}"
     );
 }
+
+/// The field names of a struct's `Deserialize` (what serde passes to
+/// `deserialize_struct`): the keys of one table of the configuration.
+fn keys_of<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{Error as _, Visitor};
+    use serde::Deserializer;
+    struct Recorder<'a>(&'a mut &'static [&'static str]);
+    impl<'de> Deserializer<'de> for Recorder<'_> {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(Self::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(Self::Error::custom("recorded"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Recorder(&mut fields));
+    assert!(
+        !fields.is_empty(),
+        "{} is a struct",
+        std::any::type_name::<T>()
+    );
+    fields
+}
+
+/// Every table of the configuration file (`""`: the top level) and its keys.
+fn tables() -> Vec<(&'static str, &'static [&'static str])> {
+    use codemode_server::config::{
+        ApprovalConfig, HttpConfig, LimitsConfig, PolicyConfig, TelemetryConfig, TokenConfig,
+    };
+    use codemode_server::openapi::OpenApiConfig;
+    use codemode_server::upstream::UpstreamConfig;
+    vec![
+        ("", keys_of::<FileConfig>()),
+        ("limits", keys_of::<LimitsConfig>()),
+        ("http", keys_of::<HttpConfig>()),
+        ("http.tokens", keys_of::<TokenConfig>()),
+        ("policy", keys_of::<PolicyConfig>()),
+        ("telemetry", keys_of::<TelemetryConfig>()),
+        ("approval", keys_of::<ApprovalConfig>()),
+        ("upstream", keys_of::<UpstreamConfig>()),
+        ("openapi", keys_of::<OpenApiConfig>()),
+    ]
+}
+
+#[test]
+fn the_example_config_documents_every_key() {
+    let text = std::fs::read_to_string(example_path()).unwrap();
+    // The keys set or shown (commented out) in each table, and the tables.
+    let name = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '.')
+    };
+    let mut table = String::new();
+    let mut shown: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start_matches('#').trim();
+        let header = line
+            .strip_prefix("[[")
+            .and_then(|h| h.strip_suffix("]]"))
+            .or_else(|| line.strip_prefix('[').and_then(|h| h.strip_suffix(']')));
+        if let Some(header) = header.filter(|h| name(h)) {
+            table = header.to_string();
+            let (parent, key) = header.rsplit_once('.').unwrap_or(("", header));
+            shown.push((parent.to_string(), key.to_string()));
+        } else if let Some((key, _)) = line.split_once('=') {
+            let key = key.trim();
+            if name(key) && !key.contains('.') {
+                shown.push((table.clone(), key.to_string()));
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for (name, keys) in tables() {
+        for key in keys {
+            if !shown.iter().any(|(t, k)| t == name && k == key) {
+                missing.push(format!("[{name}] {key}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "codemode.example.toml lacks {missing:?}"
+    );
+}
+
+#[test]
+fn the_readme_names_every_key() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+    )
+    .unwrap();
+    // The configuration table has a row per top-level key; the row of a
+    // table names its keys (`[limits]`'s are the rows of the limits table).
+    let row = |name: &str| {
+        readme
+            .lines()
+            .find(|l| {
+                [
+                    format!("| `{name}` |"),
+                    format!("| `[{name}]` |"),
+                    format!("| `[[{name}]]` |"),
+                ]
+                .iter()
+                .any(|start| l.starts_with(start.as_str()))
+            })
+            .unwrap_or_else(|| panic!("README has no row for {name}"))
+    };
+    let mut missing = Vec::new();
+    for (name, keys) in tables() {
+        for key in keys {
+            let named = match name {
+                "" => !row(key).is_empty(),
+                "limits" => readme.contains(&format!("| `{key}` |")),
+                "http.tokens" => row("http").contains(&format!("`{key}`")),
+                _ => [
+                    format!("`{key}`"),
+                    format!("`{key} "),
+                    format!("`[[{name}.{key}]]`"),
+                ]
+                .iter()
+                .any(|named| row(name).contains(named.as_str())),
+            };
+            if !named {
+                missing.push(format!("[{name}] {key}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README's configuration lacks {missing:?}"
+    );
+}

@@ -176,6 +176,60 @@ async fn metrics_obey_the_host_allow_list_and_the_tokens() {
 }
 
 #[tokio::test]
+async fn the_metrics_listener_admits_ip_addresses_and_may_skip_tokens() {
+    use codemode_server::config::{HttpConfig, TelemetryConfig, TokenConfig};
+    use codemode_server::http::{metrics_listener_options, metrics_router};
+    let http = HttpConfig {
+        allowed_hosts: Some(vec!["codemode.codemode.svc".to_string()]),
+        tokens: vec![TokenConfig {
+            subject: "ops".to_string(),
+            sha256: token_digest_hex("scrape"),
+        }],
+        ..HttpConfig::default()
+    };
+    let listener = |telemetry: &TelemetryConfig| {
+        let options = metrics_listener_options(&http, telemetry).expect("valid");
+        metrics_router(Metrics::new(), &options)
+    };
+    let pod_ips = ["10.244.1.17:9464", "10.244.1.17", "[fd00::17]:9464"];
+
+    // By default the listener needs the tokens of [http]; a Host that is
+    // an IP address passes the Host check, a name must be listed.
+    let app = listener(&TelemetryConfig::default());
+    for host in pod_ips {
+        let (status, _, _) = send(&app, get_metrics(host, None)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{host}");
+        let (status, _, _) = send(&app, get_metrics(host, Some("scrape"))).await;
+        assert_eq!(status, StatusCode::OK, "{host}");
+    }
+    for host in ["evil.example", "10.244.1.17.nip.io:9464", "localhost"] {
+        let (status, _, _) = send(&app, get_metrics(host, Some("scrape"))).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{host}");
+    }
+
+    // listen_requires_token = false: a scraper without a token.
+    let app = listener(&TelemetryConfig {
+        listen_requires_token: Some(false),
+        ..TelemetryConfig::default()
+    });
+    for host in pod_ips.into_iter().chain(["codemode.codemode.svc:9464"]) {
+        let (status, _, _) = send(&app, get_metrics(host, None)).await;
+        assert_eq!(status, StatusCode::OK, "{host}");
+    }
+    let (status, _, _) = send(&app, get_metrics("evil.example", None)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    // The --http listener's /metrics and /mcp keep the names only.
+    let app = self::app(HttpOptions {
+        allowed_hosts: http.allowed_hosts.clone(),
+        tokens: vec![Token::from_hex_digest("ops", &token_digest_hex("scrape")).expect("token")],
+        ..with_metrics()
+    });
+    let (status, _, _) = send(&app, get_metrics("10.244.1.17:8080", Some("scrape"))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
 async fn without_metrics_there_is_no_endpoint() {
     let app = app(HttpOptions::default());
     let (status, _, _) = send(&app, get_metrics("localhost", None)).await;
