@@ -1,17 +1,18 @@
 //! What a capability says about its own behaviour.
 //!
-//! [`Annotations`] are the typed-tools guide's four hints: whether a call
-//! only reads (`read_only`), may destroy or overwrite something
-//! (`destructive`), may be repeated with the same arguments without further
-//! effect (`idempotent`), and reaches beyond the host's own data
-//! (`open_world`). The defaults are the guide's: false, true, false, true —
-//! a capability that says nothing is assumed to write, destroy and reach
-//! out. They describe behaviour and enforce nothing by themselves: policies
-//! read them (Rego sees `input.capability.annotations`), and an *ask*
-//! policy can ask a person before a destructive call. Typed capabilities
-//! set them through the builder, manifest entries through an `annotations`
-//! object, upstream MCP tools through their `annotations` hints, and HTTP
-//! operations from their method ([`Annotations::for_http_method`]).
+//! [`Annotations`] are the four hints of the typed tools guide
+//! (`docs/architecture.md`, sections 6 and 11): whether a call only reads
+//! (`read_only`), may destroy or overwrite something (`destructive`), may
+//! be repeated with the same arguments without further effect
+//! (`idempotent`), and reaches beyond the host's own data (`open_world`).
+//! The defaults are the guide's: false, true, false, true — a capability
+//! that says nothing is assumed to write, destroy and reach out. They
+//! describe behaviour and enforce nothing by themselves: policies read them
+//! (Rego sees `input.capability.annotations`), and an *ask* policy can ask
+//! a person before a destructive call. Typed capabilities set them through
+//! the builder, manifest entries through an `annotations` object, upstream
+//! MCP tools through their `annotations` hints, and HTTP operations from
+//! their method ([`Annotations::for_http_method`]).
 
 use serde::{Deserialize, Serialize};
 

@@ -446,7 +446,8 @@ impl Capability {
     /// Output rules on the result field at `path` (same paths as
     /// [`Capability::rule`]), checked on every result after the handler
     /// returns: a violation is `capability failed` (and logged with the
-    /// path). Like the guide's output schemas they make nothing
+    /// path). Like the typed tools guide's output schemas (section 11 of
+    /// `docs/architecture.md`) they make nothing
     /// transactional: the handler's effects have happened.
     pub fn output_rule(mut self, path: &str, rules: impl IntoIterator<Item = Rule>) -> Capability {
         self.output_rules

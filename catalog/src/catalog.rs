@@ -500,7 +500,8 @@ pub struct ManifestEntry {
     pub input_schema: serde_json::Value,
     #[serde(default)]
     pub output_schema: Option<serde_json::Value>,
-    /// The behaviour hints; a key left out keeps the guide's default.
+    /// The behaviour hints; a key left out keeps its default
+    /// (`docs/architecture.md`, section 6).
     #[serde(default)]
     pub annotations: Annotations,
 }

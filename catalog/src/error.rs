@@ -1,12 +1,12 @@
 //! The service's error taxonomy and its fixed texts.
 //!
 //! Every failure of search, describe and execute is one [`Error`], whose
-//! `Display` is exactly one of the tool reference's texts: nine fixed ones
-//! and the two prefixed classes `invalid program: …` and `invalid
-//! capability arguments: …`, plus `capability failed: <message>` for a
-//! message a handler marked public (at most 256 bytes). Nothing else reaches
-//! a client: handler details, policy errors, budget values and panics are
-//! dropped where they are classified.
+//! `Display` is exactly one of the texts of `docs/architecture.md`, section
+//! 5 (the MCP tool reference's): nine fixed ones and the two prefixed
+//! classes `invalid program: …` and `invalid capability arguments: …`, plus
+//! `capability failed: <message>` for a message a handler marked public (at
+//! most 256 bytes). Nothing else reaches a client: handler details, policy
+//! errors, budget values and panics are dropped where they are classified.
 
 use std::fmt;
 

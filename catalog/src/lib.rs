@@ -5,7 +5,8 @@
 //! output shapes are derived from their serde types, or manifest entries),
 //! builds an immutable [`Catalog`] that validates everything up front, and
 //! serves it through [`CodeMode`] with a [`Policy`] and a [`Config`].
-//! Failures are one [`Error`] whose text is the tool reference's.
+//! Failures are one [`Error`] whose text is one of the fixed texts of
+//! `docs/architecture.md`, section 5.
 //!
 //! ```
 //! use codemode_catalog::{

@@ -1,5 +1,5 @@
-//! Search over the enabled capabilities, exactly as the tool reference
-//! specifies it.
+//! Search over the enabled capabilities, by the rules of the MCP tool
+//! reference as `docs/architecture.md` (section 7) states them.
 //!
 //! [`tokenize`] splits text at every rune that is not a Unicode letter
 //! (L*) or decimal digit (Nd), then inside a word at camel-case humps

@@ -620,8 +620,9 @@ impl CodeMode {
     /// refused) is bound, authorized (asking the service's approver when
     /// the policy says so) and handed to the handler, whose result is
     /// checked as in a program — with the same errors, and within the
-    /// execution time limit. For tests of a capability, like the guide's
-    /// `shipping.Call(ctx, json)`. A name that is not enabled is
+    /// execution time limit. For tests of a capability, like the typed tools
+    /// guide's `shipping.Call(ctx, json)` (`docs/architecture.md`, section
+    /// 11). A name that is not enabled is
     /// `capability not found`.
     pub async fn call(
         &self,

@@ -1,5 +1,5 @@
-//! Field shapes: the types of capability inputs and outputs, in the tool
-//! reference's notation.
+//! Field shapes: the types of capability inputs and outputs, in the
+//! notation of the MCP tool reference (`docs/architecture.md`, section 6).
 //!
 //! A [`Shape`] is what a value may look like (`str`, `int`, `bool`,
 //! `float`, `T | None`, `list[T]`, `dict[str, T]`, `{a: T, b?: U}`, and the

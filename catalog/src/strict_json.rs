@@ -1,11 +1,11 @@
 //! Strict decoding of JSON arguments.
 //!
 //! serde_json keeps the last of two members with the same name
-//! (`{"name": "a", "name": "b"}` reads as `{"name": "b"}`); the
-//! typed-tools guide refuses such a document, because two parsers of the
-//! same bytes could then disagree about what was asked. [`parse_strict`]
-//! decodes a JSON document into a [`serde_json::Value`] and fails on a
-//! duplicate member at any depth (serde_json bounds the nesting at 128
+//! (`{"name": "a", "name": "b"}` reads as `{"name": "b"}`); codemode
+//! refuses such a document (`docs/architecture.md`, section 1), because
+//! two parsers of the same bytes could then disagree about what was asked.
+//! [`parse_strict`] decodes a JSON document into a [`serde_json::Value`]
+//! and fails on a duplicate member at any depth (serde_json bounds the nesting at 128
 //! levels). [`parse_arguments`] is the form of a direct capability call:
 //! one object, an empty text or `null` meaning `{}`.
 

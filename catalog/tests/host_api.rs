@@ -1,7 +1,8 @@
-//! The host API of the typed-tools guide: annotations, handler context,
-//! cancellation before the policy and before the handler, output rules and
-//! output shapes, original errors in the local log, direct calls, and
-//! approval of single calls.
+//! The host API modelled on the typed tools guide (`docs/architecture.md`,
+//! sections 6 and 11): annotations, handler context, cancellation before
+//! the policy and before the handler, output rules and output shapes,
+//! original errors in the local log, direct calls, and approval of single
+//! calls.
 
 use codemode_catalog::{
     Annotations, Approval, ApprovalRequest, ApproverFn, AuthorizationRequest, CallContext,

@@ -1,5 +1,6 @@
 //! Field shapes derived from Rust types and from JSON Schema, pinned to the
-//! tool reference's notation, describe arrays and signatures.
+//! notation of `docs/architecture.md` (section 6), describe arrays and
+//! signatures.
 
 use codemode_catalog::{
     Capability, Catalog, FieldSchema, HandlerError, NoInput, Problem, ShapeError,

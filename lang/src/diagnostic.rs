@@ -3,8 +3,8 @@
 //! Errors carry a byte offset; [`LineIndex`] turns it into the 1-based line
 //! and column starlark-go reports (columns count Unicode scalar values, a
 //! tab is one column), and [`Diagnostic::render`] writes the
-//! `<codemode>:LINE:COL: message` form of the tool reference, followed by
-//! the error's [`Hint`] when it has one.
+//! `<codemode>:LINE:COL: message` form of `docs/architecture.md`
+//! (section 5), followed by the error's [`Hint`] when it has one.
 
 use crate::ast::Pos;
 use crate::hint::Hint;

@@ -13,8 +13,9 @@ use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-/// The builtins of the tool reference's language surface. The VM owns the
-/// real universe; the front end only needs the names.
+/// The builtins of the language surface (`README.md`, "Language
+/// surface"). The VM owns the real universe; the front end only needs the
+/// names.
 const UNIVERSE: &[&str] = &[
     "False",
     "None",

@@ -2,9 +2,10 @@
 //! (`search_api`, `describe_api`, `execute`) on an rmcp [`ServerHandler`].
 //!
 //! Tool descriptions are the first paragraph under each tool's heading in
-//! the tool reference, verbatim; input schemas have one required string
-//! property and `additionalProperties: false`; output schemas are the
-//! reference's, with `execute`'s `result` written `{}`. rmcp validates
+//! the MCP tool reference (`docs/architecture.md`, section 11), verbatim;
+//! input schemas have one required string property and
+//! `additionalProperties: false`; output schemas are that reference's,
+//! with `execute`'s `result` written `{}`. rmcp validates
 //! nothing, so [`validate`] checks the arguments before the subject is
 //! resolved: a missing, non-string or additional property is a JSON-RPC
 //! invalid-params error (-32602). A success is `structuredContent` plus one

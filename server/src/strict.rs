@@ -1,7 +1,8 @@
 //! Duplicate members in tool calls are invalid params.
 //!
 //! JSON parsers disagree about `{"source": "a", "source": "b"}` (rmcp's
-//! keeps the last), so the typed-tools guide refuses such a document. rmcp
+//! keeps the last), so codemode refuses such a document
+//! (`docs/architecture.md`, section 1). rmcp
 //! parses requests before the handler sees them, so the check runs on the
 //! raw message first: on stdio, [`StrictLines`] reads the client's lines and
 //! replaces the arguments of a `tools/call` request that has a duplicate

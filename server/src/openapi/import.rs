@@ -421,7 +421,7 @@ paths:
             let a = catalog.get(name).expect("present").annotations();
             (a.read_only, a.destructive, a.idempotent, a.open_world)
         };
-        // GET: read-only; POST: the guide's defaults; DELETE: destructive.
+        // GET: read-only; POST: the defaults; DELETE: destructive.
         assert_eq!(flags("pets.list_pets"), (true, false, true, true));
         assert_eq!(flags("pets.get_pets_pet_id"), (true, false, true, true));
         assert_eq!(flags("pets.pets.create"), (false, true, false, true));

@@ -213,7 +213,8 @@ pub(crate) fn original_names(arguments: &mut serde_json::Value, renamed: &[(Stri
 }
 
 /// The capability's annotations from the tool's hints; a hint the tool
-/// leaves out (or no annotations at all) keeps the guide's default.
+/// leaves out (or no annotations at all) keeps its default
+/// (`docs/architecture.md`, section 6).
 fn annotations(tool: &Tool) -> Annotations {
     match &tool.annotations {
         Some(a) => Annotations::from_hints(

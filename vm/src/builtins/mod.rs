@@ -4,7 +4,8 @@
 //! receives the running [`Thread`] and the call's [`Args`]. Methods are
 //! builtins too, found by receiver type and name ([`method`]); a method
 //! value (`x.append`) is a [`crate::value::BoundMethodObj`]. The universe —
-//! exactly the top-level names of the tool reference — is [`UNIVERSE`].
+//! exactly the top-level names of the language surface (`README.md`,
+//! "Language surface") — is [`UNIVERSE`].
 
 /// `method!("name", f)`: the [`BuiltinFn`] entry of a method table (the
 /// tables of `dict`, `list` and `string`, declared below, use it).
@@ -98,7 +99,8 @@ impl<'h> Args<'h, '_> {
 /// [`universe`] (what the compiler loads, in the same order).
 macro_rules! universe {
     ($($name:literal => $value:expr,)*) => {
-        /// The universe's names: exactly the top level of the tool reference.
+        /// The universe's names: exactly the top level of the language
+        /// surface (`README.md`, "Language surface").
         pub const UNIVERSE_NAMES: &[&str] = &[$($name),*];
 
         /// The names of the universe, in a fixed order, and their values

@@ -1,7 +1,8 @@
 //! The fixed language surface: the universe's names, the members of the
 //! `json` and `math` modules, and the block quoted in the README are all
-//! exactly the three lines of the tool reference's "Language surface"
-//! section, kept verbatim in `vm/tests/fixtures/language_surface.txt`.
+//! exactly the three lines of the "Language surface" section of the MCP
+//! tool reference (`docs/architecture.md`, section 11), kept verbatim in
+//! `vm/tests/fixtures/language_surface.txt`.
 
 use super::{json, math, ModuleDef, UNIVERSE_NAMES};
 
