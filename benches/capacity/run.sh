@@ -7,7 +7,8 @@
 # c / (4 x DELAY) executes per second. For each concurrency it prints
 # executes/s against the ideal, p50/p99, failures, and the server's peak
 # open/paused executions, heap, threads and RSS (sampled from /metrics and
-# /proc every 200 ms), and the memory per open execution beyond its heap.
+# /proc every 200 ms), and the memory per open execution beyond its heap:
+# (peak RSS - RSS before the level - peak heap) / peak open executions.
 #
 # Usage: benches/capacity/run.sh [SECONDS] [DELAY_MS] [CONCURRENCY...]
 #   (defaults: 15 s, 250 ms, 256 1000; needs wrk: apt-get install wrk;
@@ -59,20 +60,20 @@ echo "idle: RSS $(rss) KiB, threads $(threads)"
 for c in "${levels[@]}"; do
   idle_rss=$(rss)
   (
-    peak_open=0 peak_paused=0 peak_heap=0 peak_threads=0 peak_rss=0 at_rss=0 at_heap=0
+    peak_open=0 peak_paused=0 peak_heap=0 peak_threads=0 peak_rss=0
     end=$((SECONDS + seconds))
     sleep 2
     while (( SECONDS < end - 1 )); do
       open=$(gauge open); paused=$(gauge paused); heap=$(gauge heap_bytes)
       r=$(rss); t=$(threads)
-      (( open > peak_open )) && { peak_open=$open; at_rss=$r; at_heap=$heap; }
+      (( open > peak_open )) && peak_open=$open
       (( paused > peak_paused )) && peak_paused=$paused
       (( heap > peak_heap )) && peak_heap=$heap
       (( t > peak_threads )) && peak_threads=$t
       (( r > peak_rss )) && peak_rss=$r
       sleep 0.2
     done
-    per=$(awk -v r="$at_rss" -v i="$idle_rss" -v h="$at_heap" -v o="$peak_open" \
+    per=$(awk -v r="$peak_rss" -v i="$idle_rss" -v h="$peak_heap" -v o="$peak_open" \
       'BEGIN { if (o > 0) printf "%.1f", ((r - i) * 1024 - h) / o / 1024; else print "-" }')
     echo "  peak open $peak_open, paused $peak_paused, heap $((peak_heap / 1024)) KiB, threads $peak_threads, RSS $peak_rss KiB (idle $idle_rss); beyond the heap: $per KiB per open execution"
   ) > "$dir/sample" &

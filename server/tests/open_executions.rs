@@ -14,6 +14,18 @@ use tokio::net::TcpStream;
 /// Concurrent executions.
 const CLIENTS: usize = 2000;
 
+/// The server process, killed if the test ends before it exits.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// `codemode serve --http 127.0.0.1:0 --catalog conformance ARGS` and the
 /// address it listens on.
 fn start_binary(args: &[&str]) -> (Child, SocketAddr) {
@@ -86,7 +98,8 @@ fn two_thousand_waiting_executions_neither_deadlock_nor_starve_health() {
          metrics = true\n",
     )
     .expect("write");
-    let (mut child, addr) = start_binary(&["--config", config.to_str().expect("utf-8")]);
+    let (child, addr) = start_binary(&["--config", config.to_str().expect("utf-8")]);
+    let mut server = Server(child);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -166,14 +179,16 @@ fn two_thousand_waiting_executions_neither_deadlock_nor_starve_health() {
     );
     // SAFETY: kill with a child's PID and a signal number has no memory
     // effects.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) },
+        0
+    );
     let started = Instant::now();
     let code = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
+        if let Some(status) = server.0.try_wait().expect("wait") {
             break status.code();
         }
         if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
             panic!("still running 20 s after SIGTERM");
         }
         std::thread::sleep(Duration::from_millis(20));
