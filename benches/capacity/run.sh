@@ -3,7 +3,7 @@
 # with the shipped defaults (no tokens) in front of a loopback JSON API
 # that answers every call after DELAY_MS (benches/capacity/api.py,
 # imported with [[openapi]]); wrk runs a program of four sequential calls
-# (benches/capacity/capacity.lua) at each concurrency. The ideal is
+# (`capacity` of benches/http/execute.lua) at each concurrency. The ideal is
 # c / (4 x DELAY) executes per second. For each concurrency it prints
 # executes/s against the ideal, p50/p99, failures, and the server's peak
 # open/paused executions, heap, threads and RSS (sampled from /metrics and
@@ -55,7 +55,7 @@ url="http://127.0.0.1:$port/mcp"
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 threads() { awk '/^Threads/ {print $2}' "/proc/$server/status"; }
 gauge() { curl -s "http://127.0.0.1:$port/metrics" | awk -v n="codemode_executions_$1" '$1 == n {print $2}'; }
-wrk -t1 -c16 -d2s -s benches/capacity/capacity.lua "$url" >/dev/null # warm-up
+wrk -t1 -c16 -d2s -s benches/http/execute.lua "$url" -- capacity >/dev/null # warm-up
 echo "idle: RSS $(rss) KiB, threads $(threads)"
 for c in "${levels[@]}"; do
   idle_rss=$(rss)
@@ -78,9 +78,9 @@ for c in "${levels[@]}"; do
     echo "  peak open $peak_open, paused $peak_paused, heap $((peak_heap / 1024)) KiB, threads $peak_threads, RSS $peak_rss KiB (idle $idle_rss); beyond the heap: $per KiB per open execution"
   ) > "$dir/sample" &
   sampler=$!
-  summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/capacity/capacity.lua "$url" | tail -1)
+  summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/http/execute.lua "$url" -- capacity | tail -1)
   wait $sampler
   ideal=$(awk -v c="$c" -v d="$delay" 'BEGIN { printf "%.0f", c / (4 * d / 1000) }')
-  echo "c=$c: $summary (ideal $ideal/s)"
+  echo "c=$c: $summary (ideal $ideal executes/s)"
   cat "$dir/sample"
 done

@@ -2,7 +2,9 @@
 -- against the demo catalog. The program is chosen by the script's argument
 -- (`wrk ... -s benches/http/execute.lua URL -- NAME`): `one` (the default,
 -- benches/http/run.sh) calls one capability; `three` (deploy/e2e.sh) is an
--- agent-like program with three capability calls. Prints one line: calls/s,
+-- agent-like program with three capability calls; `capacity`
+-- (benches/capacity/run.sh) makes four calls in a row to the loopback API
+-- `api.get_item`, which answers after a fixed delay. Prints one line: calls/s,
 -- p50, p99 and the failed count — a non-200 status, a body without
 -- `"isError":false`, or a socket error (connect, read, write, timeout).
 wrk.method = "POST"
@@ -12,13 +14,14 @@ wrk.headers["MCP-Protocol-Version"] = "2025-06-18"
 
 local programs = {
   one = 'def main():\\n    q = shipping.quote(weight_grams=1200)\\n    return {\\"cents\\": q[\\"price_cents\\"], \\"ok\\": q[\\"price_cents\\"] > 0}\\n',
+  capacity = 'def main():\\n    total = 0\\n    for i in range(4):\\n        total += api.get_item(id=i)[\\"value\\"]\\n    return {\\"total\\": total}\\n',
   three = 'def main():\\n    light = shipping.quote(weight_grams=300)\\n    heavy = shipping.quote(weight_grams=4200)\\n    status = records.status()\\n    total = light[\\"price_cents\\"] + heavy[\\"price_cents\\"]\\n    return {\\"total\\": total, \\"records\\": status[\\"count\\"], \\"ok\\": total > 0}\\n',
 }
 
 local function body(name)
   local source = programs[name or "one"]
   if source == nil then
-    error("unknown program " .. name .. " (one or three)")
+    error("unknown program " .. name .. " (one, three or capacity)")
   end
   return '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"source":"' .. source .. '"}}}'
 end

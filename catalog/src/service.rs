@@ -44,6 +44,7 @@ use futures_util::FutureExt;
 use std::any::Any;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll, Wake, Waker};
@@ -289,6 +290,10 @@ impl CodeMode {
             token: token.clone(),
             deadline: start + inner.config.limits.max_time,
             reply: None,
+            // With an observer, each completed call is reported between
+            // steps; without one, a handler that is done at once answers
+            // within the step.
+            answer_in_step: progress.is_none(),
         };
         let session = Session {
             subject,
@@ -299,20 +304,24 @@ impl CodeMode {
         loop {
             let (back, segment) = cpu::run(inner, &token, move || running.step()).await?;
             running = back;
-            let prepared = match segment {
+            let (name, (result, not_counted)) = match segment {
                 Segment::Done(result) => return result.map_err(classify),
-                Segment::Call(prepared) => prepared,
+                Segment::Call(prepared) => {
+                    let _paused = Count::up(&inner.counts.paused);
+                    let name = prepared.name.clone();
+                    let deadline = &mut running.deadline;
+                    let answered =
+                        answer(inner, &snapshot.catalog, &session, prepared, deadline).await;
+                    (name, answered)
+                }
+                Segment::Waiting(Started { name, handling }) => {
+                    let _paused = Count::up(&inner.counts.paused);
+                    let deadline = running.deadline;
+                    let result =
+                        finish(&snapshot.catalog, &session, handling, &name, deadline).await;
+                    (name, (result, Duration::ZERO))
+                }
             };
-            let _paused = Count::up(&inner.counts.paused);
-            let name = prepared.name.clone();
-            let (result, not_counted) = answer(
-                inner,
-                &snapshot.catalog,
-                &session,
-                prepared,
-                &mut running.deadline,
-            )
-            .await;
             let result = match (result, progress.as_deref()) {
                 (Ok(data), Some(progress)) => {
                     calls += 1;
@@ -429,6 +438,9 @@ struct Running {
     /// The answer to the call the execution stopped at, with the time
     /// that must not count against its time limit.
     reply: Option<(Result<Data, Error>, Duration)>,
+    /// Whether a handler that is done when first polled answers the
+    /// program within the step (no observer to tell between steps).
+    answer_in_step: bool,
 }
 
 /// Where one step left the execution.
@@ -436,6 +448,18 @@ enum Segment {
     Done(Result<Data, ExecError<Error>>),
     /// At a capability call that is bound and allowed (or to be asked).
     Call(Prepared),
+    /// At a capability call whose handler has started and waits.
+    Waiting(Started),
+}
+
+/// A handler's future as the service polls it: a panic is caught.
+type Handling = futures_util::future::CatchUnwind<AssertUnwindSafe<BoxFuture>>;
+
+/// A capability call whose handler was polled once in the step and
+/// must be awaited.
+struct Started {
+    name: String,
+    handling: Handling,
 }
 
 /// A capability call ready for its handler.
@@ -455,10 +479,46 @@ impl Running {
             match self.execution.resume(reply) {
                 Step::Done(result) => return (self, Segment::Done(result)),
                 Step::Call(call) => match self.prepare(call) {
-                    Ok(prepared) => return (self, Segment::Call(prepared)),
+                    Ok(prepared) if prepared.ask || !self.answer_in_step => {
+                        return (self, Segment::Call(prepared))
+                    }
+                    Ok(prepared) => match self.start(prepared) {
+                        Ok(answered) => self.reply = Some((answered, Duration::ZERO)),
+                        Err(started) => return (self, Segment::Waiting(started)),
+                    },
                     Err(e) => self.reply = Some((Err(e), Duration::ZERO)),
                 },
             }
+        }
+    }
+
+    /// Starts the handler of an allowed call and polls it once, here in
+    /// the step: most in-process handlers are done at once, and the
+    /// program goes on without leaving the step. One that waits comes
+    /// back as started, to be awaited between steps.
+    fn start(&self, prepared: Prepared) -> Result<Result<Data, Error>, Started> {
+        let Some(cap) = self.snapshot.catalog.get(&prepared.name) else {
+            return Ok(Err(Error::Internal));
+        };
+        if self.deadline <= Instant::now() {
+            return Ok(Err(Error::ResourceLimitExceeded));
+        }
+        let session = Session {
+            subject: &self.subject,
+            approver: &RefuseAll,
+            token: &self.token,
+        };
+        let future = match start_handler(&session, &cap, prepared.arguments, self.deadline) {
+            Ok(future) => future,
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut handling = AssertUnwindSafe(future).catch_unwind();
+        match Pin::new(&mut handling).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(outcome) => Ok(settle(&cap, outcome)),
+            Poll::Pending => Err(Started {
+                name: prepared.name,
+                handling,
+            }),
         }
     }
 
@@ -523,6 +583,21 @@ async fn answer(
         Err(e) => Err(e),
     };
     (result, not_counted)
+}
+
+/// Awaits a started handler, bounded by the deadline and the token, and
+/// checks its result.
+async fn finish(
+    catalog: &Catalog,
+    session: &Session<'_>,
+    handling: Handling,
+    name: &str,
+    deadline: Instant,
+) -> Result<Data, Error> {
+    let cap = catalog.get(name).ok_or(Error::Internal)?;
+    bounded(deadline, session.token, handling)
+        .await
+        .and_then(|outcome| settle(&cap, outcome))
 }
 
 /// Tells `progress` that the `calls`th call, of `name`, completed.
