@@ -260,6 +260,8 @@ mod tests {
             5 * LARGE,
             100,
         ];
+        // SAFETY: each block is used within its current layout's size,
+        // reallocated and freed with the layout it was made with.
         unsafe {
             let mut layout = Layout::from_size_align(16, 8).unwrap();
             let mut p = a.alloc(layout);
@@ -284,6 +286,8 @@ mod tests {
     fn large_blocks_are_zeroed_and_page_aligned() {
         let a = Allocator;
         let layout = Layout::from_size_align(LARGE + 4096, 4096).unwrap();
+        // SAFETY: the block is read within its size and freed with its
+        // layout.
         unsafe {
             let p = a.alloc_zeroed(layout);
             assert!(!p.is_null());

@@ -179,10 +179,8 @@ fn two_thousand_waiting_executions_neither_deadlock_nor_starve_health() {
     );
     // SAFETY: kill with a child's PID and a signal number has no memory
     // effects.
-    assert_eq!(
-        unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) },
-        0
-    );
+    let sent = unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) };
+    assert_eq!(sent, 0);
     let started = Instant::now();
     let code = loop {
         if let Some(status) = server.0.try_wait().expect("wait") {

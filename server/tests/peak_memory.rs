@@ -72,6 +72,8 @@ fn run(body: &str, expr: &str) -> (String, u64) {
     // SAFETY: plain FFI calls on a zeroed rusage and our own child's pid.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = child.id() as libc::pid_t;
+    // SAFETY: `status` and `usage` are valid for writing; the pid is our
+    // child's.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "wait4");
     let outcome = if out.trim().is_empty() { err } else { out };

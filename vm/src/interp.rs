@@ -239,6 +239,9 @@ impl<'h> Thread<'h> {
             return Some(Err(e.at(st.code.positions[at - 1])));
         }
         // Handed back at `at`: not run, not charged.
+        // SAFETY: the fast loop hands back only at an instruction of
+        // `st.code.instrs` (never one past the end), so `st.ip` points at
+        // one.
         let src = match *unsafe { &*st.ip } {
             Instr::Return { src } if self.frames.len() == stop + 1 => src,
             _ => {

@@ -150,8 +150,8 @@ const NEAR_BYTES: usize = 32;
 /// the two ranges must not overlap.
 #[inline(always)]
 pub unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY (of each block): every access is within the first `n` bytes
-    // of `src` or `dst`, which the caller vouches for.
+    // SAFETY: every access is within the first `n` bytes of `src` or
+    // `dst`, which the caller vouches for.
     unsafe {
         if n > 16 {
             std::ptr::copy_nonoverlapping(src, dst, n);
@@ -217,7 +217,7 @@ const DIGIT_PAIRS: [u8; 200] = {
 /// The `decimal_len(u)` bytes before `end` must be valid for writing.
 #[inline(always)]
 pub unsafe fn write_decimal(mut u: u64, mut end: *mut u8) {
-    // SAFETY (of each write): the digits are written backwards from `end`,
+    // SAFETY: the digits are written backwards from `end`,
     // `decimal_len(u)` bytes in all, which the caller vouches for.
     unsafe {
         while u >= 100 {

@@ -499,6 +499,9 @@ impl<'h> Thread<'h> {
                     // SAFETY: `verify` proved the template index in range,
                     // and its argument registers `r[src..src+nargs]`.
                     let t = unsafe { code.templates.get_unchecked(t as usize) };
+                    // SAFETY: the argument registers `r[src..src+nargs]`
+                    // are below `nregs` (`verify`), initialized values of
+                    // this frame, not written while the slice lives.
                     let args =
                         unsafe { std::slice::from_raw_parts(regs.add(src as usize), t.nargs()) };
                     reg!(dst) = fast_tri!(sem::percent(self.heap, t, args));
