@@ -19,9 +19,15 @@ use codemode_vm::Data;
 use std::future::Future;
 use std::pin::Pin;
 
-/// The longest rendering of the arguments shown to a person; longer ones
-/// are cut at a character boundary and end with `…`.
-pub const MAX_SHOWN_ARGUMENT_BYTES: usize = 2048;
+/// The longest rendering of the arguments shown to a person, in bytes.
+/// Arguments whose rendering (each value already shortened) is longer are
+/// not shown cut: the request cannot be asked and is refused, so a prompt
+/// never hides a key.
+pub const MAX_SHOWN_ARGUMENT_BYTES: usize = 4096;
+
+/// The longest string (value or key) shown whole, in bytes; a longer one
+/// is shown as its start, `…` and its full length: `"xxxx…" (2100 bytes)`.
+pub const MAX_SHOWN_VALUE_BYTES: usize = 200;
 
 /// One call waiting for a person's approval.
 #[derive(Clone, Debug)]
@@ -36,31 +42,83 @@ pub struct ApprovalRequest<'a> {
 }
 
 impl ApprovalRequest<'_> {
-    /// The canonical arguments as compact JSON, at most
-    /// [`MAX_SHOWN_ARGUMENT_BYTES`] bytes (cut with `…`).
-    pub fn shown_arguments(&self) -> String {
-        let text = data_to_json(self.arguments).to_string();
-        if text.len() <= MAX_SHOWN_ARGUMENT_BYTES {
-            return text;
-        }
-        let mut end = MAX_SHOWN_ARGUMENT_BYTES - '…'.len_utf8();
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}…", &text[..end])
+    /// The canonical arguments as compact JSON with every key shown and
+    /// each string longer than [`MAX_SHOWN_VALUE_BYTES`] shortened to its
+    /// start, `…` and its length in bytes; `None` when that rendering is
+    /// still longer than [`MAX_SHOWN_ARGUMENT_BYTES`] (too many keys or
+    /// items to show): such a request must be refused, not shown cut.
+    pub fn shown_arguments(&self) -> Option<String> {
+        let mut out = String::new();
+        render(self.arguments, &mut out);
+        (out.len() <= MAX_SHOWN_ARGUMENT_BYTES).then_some(out)
     }
 
     /// The question put to a person: the capability, its summary and its
-    /// arguments.
-    pub fn message(&self) -> String {
-        format!(
+    /// arguments; `None` when the arguments cannot all be shown
+    /// ([`ApprovalRequest::shown_arguments`]).
+    pub fn message(&self) -> Option<String> {
+        Some(format!(
             "Allow the program to call {} ({})?\n{}\nArguments: {}",
             self.name.as_str(),
             self.capability_id.as_str(),
             self.summary,
-            self.shown_arguments()
-        )
+            self.shown_arguments()?
+        ))
     }
+}
+
+/// Appends `value` as compact JSON with long strings shortened; stops
+/// early once the text is past [`MAX_SHOWN_ARGUMENT_BYTES`].
+fn render(value: &Data, out: &mut String) {
+    if out.len() > MAX_SHOWN_ARGUMENT_BYTES {
+        return;
+    }
+    match value {
+        Data::Str(s) => render_str(s, out),
+        Data::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                render(item, out);
+                if out.len() > MAX_SHOWN_ARGUMENT_BYTES {
+                    return;
+                }
+            }
+            out.push(']');
+        }
+        Data::Map(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                render_str(key, out);
+                out.push(':');
+                render(item, out);
+                if out.len() > MAX_SHOWN_ARGUMENT_BYTES {
+                    return;
+                }
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&data_to_json(scalar).to_string()),
+    }
+}
+
+/// Appends `s` as a JSON string, shortened past [`MAX_SHOWN_VALUE_BYTES`].
+fn render_str(s: &str, out: &mut String) {
+    if s.len() <= MAX_SHOWN_VALUE_BYTES {
+        out.push_str(&serde_json::Value::from(s).to_string());
+        return;
+    }
+    let mut end = MAX_SHOWN_VALUE_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let start = serde_json::Value::from(format!("{}…", &s[..end])).to_string();
+    out.push_str(&format!("{start} ({} bytes)", s.len()));
 }
 
 /// A person's answer.
@@ -109,31 +167,57 @@ where
 mod tests {
     use super::*;
 
-    #[test]
-    fn arguments_are_bounded() {
-        let subject = Subject::new("alice");
-        let id = CapabilityId::new("files.delete").unwrap();
-        let name = CapabilityName::new("files.delete").unwrap();
-        let arguments = Data::Map(vec![("path".into(), Data::Str("é".repeat(3000)))]);
-        let request = ApprovalRequest {
-            subject: &subject,
-            capability_id: &id,
-            name: &name,
+    fn request<'a>(arguments: &'a Data, subject: &'a Subject) -> ApprovalRequest<'a> {
+        static ID: std::sync::LazyLock<CapabilityId> =
+            std::sync::LazyLock::new(|| CapabilityId::new("files.delete").unwrap());
+        static NAME: std::sync::LazyLock<CapabilityName> =
+            std::sync::LazyLock::new(|| CapabilityName::new("files.delete").unwrap());
+        ApprovalRequest {
+            subject,
+            capability_id: &ID,
+            name: &NAME,
             summary: "Delete a file.",
             annotations: Annotations::default(),
-            arguments: &arguments,
-        };
-        let shown = request.shown_arguments();
+            arguments,
+        }
+    }
+
+    #[test]
+    fn every_key_is_shown_with_long_values_shortened() {
+        let subject = Subject::new("alice");
+        let arguments = Data::Map(vec![
+            ("note".into(), Data::Str("x".repeat(2100))),
+            ("path".into(), Data::Str("é".repeat(3000))),
+            ("target".into(), Data::Str("production-db-DROP".into())),
+            ("n".into(), Data::List(vec![Data::Int(1), Data::Null])),
+        ]);
+        let shown = request(&arguments, &subject)
+            .shown_arguments()
+            .expect("shown");
         assert!(shown.len() <= MAX_SHOWN_ARGUMENT_BYTES, "{}", shown.len());
-        assert!(shown.starts_with("{\"path\":\"éé") && shown.ends_with('…'));
-        let small = Data::Map(vec![("key".into(), Data::Str("a".into()))]);
-        let request = ApprovalRequest {
-            arguments: &small,
-            ..request
-        };
+        let note = format!("\"note\":\"{}…\" (2100 bytes)", "x".repeat(200));
+        let path = format!("\"path\":\"{}…\" (6000 bytes)", "é".repeat(100));
         assert_eq!(
-            request.message(),
-            "Allow the program to call files.delete (files.delete)?\nDelete a file.\nArguments: {\"key\":\"a\"}"
+            shown,
+            format!("{{{note},{path},\"target\":\"production-db-DROP\",\"n\":[1,null]}}")
         );
+        let small = Data::Map(vec![("key".into(), Data::Str("a".into()))]);
+        assert_eq!(
+            request(&small, &subject).message().as_deref(),
+            Some("Allow the program to call files.delete (files.delete)?\nDelete a file.\nArguments: {\"key\":\"a\"}")
+        );
+    }
+
+    #[test]
+    fn arguments_too_many_to_show_are_not_shown_cut() {
+        let subject = Subject::new("alice");
+        let keys = (0..400)
+            .map(|i| (format!("key{i}"), Data::Str("value".into())))
+            .collect();
+        let arguments = Data::Map(keys);
+        assert_eq!(request(&arguments, &subject).shown_arguments(), None);
+        assert_eq!(request(&arguments, &subject).message(), None);
+        let long_list = Data::List(vec![Data::Str("y".repeat(200)); 30]);
+        assert_eq!(request(&long_list, &subject).shown_arguments(), None);
     }
 }

@@ -558,8 +558,8 @@ fn asks_are_approved_or_refused_and_waiting_is_not_counted() {
     // Approves keys starting with "ok" after 300 ms (longer than the
     // program's whole time limit), refuses the rest.
     let approver = ApproverFn(move |r: &ApprovalRequest<'_>| {
-        record.lock().unwrap().push(r.message());
-        let approve = r.shown_arguments().contains("\"ok");
+        record.lock().unwrap().push(r.message().expect("shown"));
+        let approve = r.shown_arguments().is_some_and(|a| a.contains("\"ok"));
         async move {
             tokio::time::sleep(Duration::from_millis(300)).await;
             if approve {

@@ -8,10 +8,12 @@
 //! through `elicitation/create` on the session of the request that runs
 //! the program, when its client declared the elicitation capability (form
 //! mode): the message names the capability, its summary and its canonical
-//! arguments (bounded), the requested form has no fields, and only the
-//! action `accept` approves. A client without elicitation, a failed
-//! request and a protocol that forbids server requests (2026-07-28) all
-//! refuse. Stateless HTTP has no session to ask on: it refuses every ask.
+//! arguments — every key, each long value shortened to its start and its
+//! length — the requested form has no fields, and only the action `accept`
+//! approves. Arguments with too many keys or items to show whole are not
+//! asked about (a prompt must not hide a key): refused. A client without
+//! elicitation, a failed request and a protocol that forbids server
+//! requests (2026-07-28) all refuse. Stateless HTTP has no session to ask on: it refuses every ask.
 
 use crate::config::ApprovalConfig;
 use codemode_catalog::{
@@ -75,6 +77,24 @@ impl ApprovalConfig {
     pub fn policy(&self) -> AskPolicy {
         AskPolicy::new(&self.ask)
     }
+
+    /// Refuses an `ask` entry that is neither an annotation name nor a
+    /// capability ID for which `known` is true: it would ask for nothing,
+    /// and approval would be off without a word. The error names it.
+    pub fn check(&self, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+        match self
+            .ask
+            .iter()
+            .find(|e| !Annotations::NAMES.contains(&e.as_str()) && !known(e))
+        {
+            None => Ok(()),
+            Some(entry) => Err(format!(
+                "[approval] ask entry {entry:?} is neither an annotation ({}) nor the ID of \
+                 a capability (see `codemode describe NAME` for IDs): it would ask for nothing",
+                Annotations::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// Asks the client of one MCP session through `elicitation/create`.
@@ -97,9 +117,16 @@ impl Approver for Elicitation {
             if !modes.contains(&ElicitationMode::Form) {
                 return Approval::Refused;
             }
+            let Some(message) = request.message() else {
+                tracing::info!(
+                    capability = %request.capability_id.as_str(),
+                    "approval refused without asking: the arguments are too many to show"
+                );
+                return Approval::Refused;
+            };
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: request.message(),
+                message,
                 requested_schema: ElicitationSchema::new(BTreeMap::new()),
             };
             match self.peer.create_elicitation(params).await {
@@ -149,5 +176,22 @@ mod tests {
             Ok(Decision::Ask)
         );
         assert!(AskPolicy::new(&[]).is_empty());
+    }
+
+    #[test]
+    fn ask_entries_must_name_an_annotation_or_a_known_id() {
+        let config = |ask: &[&str]| ApprovalConfig {
+            ask: ask.iter().map(|s| s.to_string()).collect(),
+            timeout_ms: None,
+        };
+        let known = |id: &str| id == "pets.create";
+        assert_eq!(
+            config(&["destructive", "pets.create"]).check(&known),
+            Ok(())
+        );
+        for bad in ["Destructive", "pets.create_item"] {
+            let e = config(&["read_only", bad]).check(&known).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
     }
 }

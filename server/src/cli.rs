@@ -100,7 +100,8 @@ pub struct Common {
 /// the flags over it — without upstream servers and OpenAPI documents,
 /// which need a runtime to connect (see [`main`]).
 pub fn build_service(common: &Common) -> Result<CodeMode, String> {
-    let (parts, config, _) = sources(common)?;
+    let (parts, config, file) = sources(common)?;
+    check_ask(&file, &parts.capabilities, &[])?;
     let catalog = parts.build_with([]).map_err(|e| e.to_string())?;
     Ok(CodeMode::with_config(catalog, parts.policy, config))
 }
@@ -127,10 +128,43 @@ fn build(
     parts
         .capabilities
         .extend(imported.into_iter().map(|i| i.capability));
+    check_ask(&file, &parts.capabilities, &upstreams)?;
     let (service, running) = runtime
         .block_on(upstream::start(parts, upstreams, config))
         .map_err(|e| e.to_string())?;
     Ok((service, running, file))
+}
+
+/// Refuses an `[approval] ask` entry that names no annotation and no
+/// capability ID: of `capabilities` (disabled ones included), or under one
+/// of `upstreams` (`upstream.NAME.TOOL`: its tools are listed only once it
+/// is connected, and may change).
+fn check_ask(
+    file: &FileConfig,
+    capabilities: &[codemode_catalog::Capability],
+    upstreams: &[upstream::Upstream],
+) -> Result<(), String> {
+    if file.approval.ask.is_empty() {
+        return Ok(());
+    }
+    let catalog = codemode_catalog::Catalog::builder()
+        .capabilities(capabilities.iter().cloned())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let ids: std::collections::HashSet<String> = catalog
+        .names()
+        .filter_map(|n| catalog.get(n))
+        .map(|c| c.id().as_str().to_string())
+        .collect();
+    file.approval.check(&|id| {
+        ids.contains(id)
+            || upstreams.iter().any(|u| {
+                id.strip_prefix("upstream.")
+                    .and_then(|rest| rest.strip_prefix(u.name.as_str()))
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .is_some_and(|tool| !tool.is_empty())
+            })
+    })
 }
 
 /// The native sources, the service config and the configuration file.

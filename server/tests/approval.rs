@@ -8,7 +8,10 @@
 
 mod common;
 
-use codemode_catalog::{Approval, ApprovalRequest, ApproverFn, CodeMode, Config, Limits};
+use codemode_catalog::{
+    Annotations, Approval, ApprovalRequest, ApproverFn, Capability, CodeMode, Config, HandlerError,
+    Limits,
+};
 use codemode_server::approval::AskPolicy;
 use codemode_server::catalogs;
 use codemode_server::http::{router, HttpOptions};
@@ -143,6 +146,101 @@ async fn an_accepted_ask_runs_the_call_with_the_capability_and_arguments_shown()
             "requestedSchema": {"type": "object", "properties": {}}
         })
     );
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct CreateItem {
+    note: String,
+    target: String,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Created {
+    target: String,
+    note_bytes: usize,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct TagAll {
+    tags: Vec<String>,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Tagged {
+    tagged: usize,
+}
+
+/// The conformance catalog plus two destructive capabilities with long
+/// arguments, asking for destructive calls.
+fn items_service() -> CodeMode {
+    let destructive = Annotations {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+    let create = Capability::new("items.create_item", |i: CreateItem| async move {
+        Ok::<_, HandlerError>(Created {
+            target: i.target,
+            note_bytes: i.note.len(),
+        })
+    })
+    .summary("Create an item.")
+    .annotations(destructive);
+    let tag = Capability::new("items.tag_all", |i: TagAll| async move {
+        Ok::<_, HandlerError>(Tagged {
+            tagged: i.tags.len(),
+        })
+    })
+    .summary("Tag every item.")
+    .annotations(destructive);
+    let parts = catalogs::sources(&["conformance".to_string()], &[]).expect("sources");
+    let policy = catalogs::all_of(vec![
+        parts.policy.clone(),
+        Arc::new(AskPolicy::new(&["destructive".to_string()])),
+    ]);
+    CodeMode::with_config(
+        parts.build_with([create, tag]).expect("catalog"),
+        policy,
+        Config::default(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_value_cannot_hide_another_key_from_the_person() {
+    let person = Person::new(ElicitationAction::Accept, Duration::ZERO);
+    let asked = person.asked.clone();
+    let client = connect(CodeModeServer::local(items_service()), person).await;
+    let source = "def main():\n    return items.create_item(note = \"x\" * 2100, target = \"production-db-DROP\")\n";
+    assert_eq!(
+        run(&client, source).await,
+        json!({"result": {"target": "production-db-DROP", "note_bytes": 2100}})
+    );
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    let message = asked[0]["message"].as_str().expect("message");
+    let note = format!("\"note\":\"{}…\" (2100 bytes)", "x".repeat(200));
+    assert!(
+        message.ends_with(&format!(
+            "Arguments: {{{note},\"target\":\"production-db-DROP\"}}"
+        )),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_too_many_to_show_are_refused_without_asking() {
+    let person = Person::new(ElicitationAction::Accept, Duration::ZERO);
+    let asked = person.asked.clone();
+    let client = connect(CodeModeServer::local(items_service()), person).await;
+    let source =
+        "def main():\n    return items.tag_all(tags = [\"tag-%d\" % i for i in range(1000)])\n";
+    assert_eq!(run(&client, source).await, json!("permission denied"));
+    assert!(asked.lock().unwrap().is_empty());
+    // A few tags are shown and asked.
+    let few = "def main():\n    return items.tag_all(tags = [\"a\", \"b\"])\n";
+    assert_eq!(run(&client, few).await, json!({"result": {"tagged": 2}}));
+    assert_eq!(asked.lock().unwrap().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -338,6 +436,45 @@ fn the_python_clients_elicitation_callback_accepts_declines_and_times_out() {
             json!({"asked": asked, "text": text, "error": error}),
             "{answer}"
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_ask_entry_that_names_nothing_is_refused_at_start() {
+    let dir = std::env::temp_dir().join(format!("codemode-ask-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("codemode.toml");
+    for (entry, refused) in [
+        ("Destructive", true),
+        ("conformance.delete_item", true),
+        ("conformance.delete", false),
+        ("destructive", false),
+        // A tool of a configured upstream is listed only once connected.
+        ("upstream.tracker.anything", true),
+    ] {
+        std::fs::write(
+            &config,
+            format!(
+                "catalogs = [\"conformance\"]\n[approval]\nask = [\"read_only\", \"{entry}\"]\n"
+            ),
+        )
+        .expect("write");
+        let out = common::run_codemode(
+            &["run", "--config", config.to_str().expect("utf-8"), "-"],
+            "def main():\n    return 1\n",
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if refused {
+            assert_eq!(out.status.code(), Some(2), "{entry}: {stderr}");
+            assert!(
+                stderr.contains(&format!("[approval] ask entry \"{entry}\"")),
+                "{entry}: {stderr}"
+            );
+        } else {
+            assert!(out.status.success(), "{entry}: {stderr}");
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
