@@ -144,7 +144,9 @@ pub type HttpResolver = Arc<dyn SubjectResolver<axum::http::request::Parts>>;
 impl HttpOptions {
     /// The options of a config's `[http]` table.
     /// Refuses `allowed_hosts = []` (it would turn the `Host` check off),
-    /// the example configuration's token and two subjects with one token.
+    /// the example configuration's token, an all-zero digest (the
+    /// placeholder of `deploy/kubernetes/secret.yaml`) and two subjects
+    /// with one token.
     pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, String> {
         if config.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
             return Err(
@@ -159,6 +161,14 @@ impl HttpOptions {
                 return Err(format!(
                     "token of {:?}: that is the digest of the documented example token \
                      \"example-token\"; configure a secret token of your own",
+                    t.subject
+                ));
+            }
+            if !t.sha256.is_empty() && t.sha256.bytes().all(|b| b == b'0') {
+                return Err(format!(
+                    "token of {:?}: its sha256 is all zeros, the placeholder of the shipped \
+                     Secret; put the digest of a secret token of your own there \
+                     (printf %s \"$TOKEN\" | sha256sum)",
                     t.subject
                 ));
             }
@@ -574,6 +584,9 @@ mod tests {
             .err()
             .expect("refused in capitals too");
         assert!(e.contains("example token"), "{e}");
+        let zeros = example.replace(&token_digest_hex("example-token"), &"0".repeat(64));
+        let e = http_config(&zeros).err().expect("refused");
+        assert!(e.contains("token of \"x\": its sha256 is all zeros"), "{e}");
         let digest = token_digest_hex("s3cret");
         let twice = format!(
             "[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\

@@ -272,28 +272,66 @@ fn the_manifests_use_what_the_binary_has() {
     assert_eq!(tag, env!("CARGO_PKG_VERSION"));
 }
 
-/// The ConfigMap's TOML as the pod loads it, with the Secret's tokens file.
+/// The placeholder digest of the shipped Secret, which the server refuses
+/// until a deployer replaces it.
+const PLACEHOLDER_DIGEST: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The ConfigMap's TOML as the pod loads it, with the Secret's tokens file
+/// as a deployer fills it in: its placeholder digest replaced by a real one.
 fn with_secret(toml: &str, tokens_file: &Path, secret: &Value) -> FileConfig {
+    with_secret_as_shipped(toml, tokens_file, secret, true)
+}
+
+/// The ConfigMap's TOML with the Secret's tokens file, its placeholder
+/// digest replaced when `fill_in`.
+fn with_secret_as_shipped(
+    toml: &str,
+    tokens_file: &Path,
+    secret: &Value,
+    fill_in: bool,
+) -> FileConfig {
     let tokens_key = tokens_file
         .file_name()
         .and_then(|n| n.to_str())
         .expect("name");
     let dir = std::env::temp_dir().join(format!(
-        "codemode-deploy-{}-{:?}",
+        "codemode-deploy-{}-{:?}-{fill_in}",
         std::process::id(),
         std::thread::current().id()
     ));
     std::fs::create_dir_all(&dir).expect("dir");
     let local = toml.replace(tokens_file.to_str().expect("utf-8"), "tokens.toml");
     std::fs::write(dir.join("codemode.toml"), local).expect("write");
-    std::fs::write(
-        dir.join("tokens.toml"),
-        text(secret, &["stringData", tokens_key]),
-    )
-    .expect("write");
+    let tokens = text(secret, &["stringData", tokens_key]);
+    assert!(tokens.contains(PLACEHOLDER_DIGEST), "{tokens}");
+    let tokens = if fill_in {
+        tokens.replace(
+            PLACEHOLDER_DIGEST,
+            &codemode_server::http::token_digest_hex("a-deployers-secret-token"),
+        )
+    } else {
+        tokens.to_string()
+    };
+    std::fs::write(dir.join("tokens.toml"), tokens).expect("write");
     let loaded = FileConfig::read(&dir.join("codemode.toml")).expect("loads with its secret");
     let _ = std::fs::remove_dir_all(&dir);
     loaded
+}
+
+#[test]
+fn the_shipped_placeholder_digest_is_refused_until_replaced() {
+    let configmap = yaml("configmap.yaml");
+    let toml = text(&configmap, &["data", "codemode.toml"]);
+    let file = FileConfig::from_toml(toml).unwrap_or_else(|e| panic!("configmap: {e}"));
+    let tokens_file = file.http.tokens_file.clone().expect("tokens_file");
+    let secret = yaml("secret.yaml");
+    let shipped = with_secret_as_shipped(toml, &tokens_file, &secret, false);
+    let e = codemode_server::http::HttpOptions::from_config(&shipped.http)
+        .err()
+        .expect("the placeholder is refused");
+    assert!(e.contains("all zeros"), "{e}");
+    let filled = with_secret(toml, &tokens_file, &secret);
+    codemode_server::http::HttpOptions::from_config(&filled.http).expect("a real digest serves");
 }
 
 /// The shipped configuration, loaded as the pod loads it.
