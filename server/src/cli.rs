@@ -113,8 +113,8 @@ fn build(
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(CodeMode, Upstreams, FileConfig), String> {
     let (mut parts, config, file) = sources(common)?;
-    let upstreams =
-        upstream::collect(&file.upstream, &common.upstreams).map_err(|e| e.to_string())?;
+    let upstreams = upstream::collect(&file.upstream, &common.upstreams, &openapi::process_env)
+        .map_err(|e| e.to_string())?;
     let documents = openapi::collect(&file.openapi, &common.openapi, &openapi::process_env)
         .map_err(|e| e.to_string())?;
     let native = parts.capabilities.iter().map(|c| c.name());

@@ -302,7 +302,9 @@ fn cancellation_reaches_the_upstream() {
     // the end of the process.
     let dir = scratch("cancel");
     let log = dir.join("events");
-    let mut server = Server::start(&["--upstream", &fx(), "--max-time-ms", "400"], &log);
+    let config = fx_config(&dir, &["FIXTURE_LOG"]);
+    let config = config.to_str().expect("utf-8");
+    let mut server = Server::start(&["--config", config, "--max-time-ms", "400"], &log);
     let started = Instant::now();
     assert_eq!(
         server.execute("def main():\n    return fx.slow(ms=20000)\n"),
@@ -361,12 +363,117 @@ fn an_unavailable_upstream_does_not_stop_the_others() {
     );
 }
 
+/// A config file in `dir` with the fixture as upstream `fx`, whose `env`
+/// passes each of `vars` on from codemode's environment as `${VAR}` (a
+/// child inherits no other variable).
+fn fx_config(dir: &Path, vars: &[&str]) -> PathBuf {
+    let env: Vec<String> = vars.iter().map(|v| format!("{v} = \"${{{v}}}\"")).collect();
+    let path = dir.join("fx.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[upstream]]\nname = \"fx\"\ncommand = [{FIXTURE:?}]\nenv = {{ {} }}\n",
+            env.join(", ")
+        ),
+    )
+    .expect("write");
+    path
+}
+
+#[test]
+fn a_child_gets_a_minimal_environment_and_its_expanded_env() {
+    let dir = scratch("environment");
+    let dump = dir.join("env");
+    let config = dir.join("codemode.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[upstream]]\nname = \"fx\"\ncommand = [{FIXTURE:?}]\n\
+             env = {{ FIXTURE_ENV_DUMP = {:?}, API_TOKEN = \"Bearer ${{CODEMODE_TEST_TOKEN}}\", PLAIN = \"1\" }}\n",
+            dump.to_str().expect("utf-8")
+        ),
+    )
+    .expect("write");
+    let out = Command::new(CODEMODE)
+        .args(["describe", "--config"])
+        .arg(&config)
+        .arg("fx.add")
+        .env("AWS_SECRET_ACCESS_KEY", "parent-secret")
+        .env("CODEMODE_TEST_TOKEN", "t0ken")
+        .env("LC_TIME", "C")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let env = std::fs::read_to_string(&dump).expect("the child dumped its environment");
+    let mut names: Vec<&str> = env
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, _)| k)
+        .collect();
+    names.sort_unstable();
+    assert!(!env.contains("parent-secret"), "{env}");
+    assert!(!names.contains(&"CODEMODE_TEST_TOKEN"), "{env}");
+    assert!(env.lines().any(|l| l == "API_TOKEN=Bearer t0ken"), "{env}");
+    assert!(env.lines().any(|l| l == "PLAIN=1"), "{env}");
+    assert!(env.lines().any(|l| l == "LC_TIME=C"), "{env}");
+    let allowed = |n: &str| {
+        [
+            "PATH",
+            "HOME",
+            "TZ",
+            "LANG",
+            "LANGUAGE",
+            "FIXTURE_ENV_DUMP",
+            "API_TOKEN",
+            "PLAIN",
+        ]
+        .contains(&n)
+            || n.starts_with("LC_")
+    };
+    assert!(names.iter().all(|n| allowed(n)), "{names:?}");
+    if std::env::var_os("PATH").is_some() {
+        assert!(names.contains(&"PATH"), "{names:?}");
+    }
+    // A variable the table reads but codemode's environment lacks is a
+    // start-up error naming it.
+    std::fs::write(
+        &config,
+        format!("[[upstream]]\nname = \"fx\"\ncommand = [{FIXTURE:?}]\nenv = {{ X = \"${{CODEMODE_TEST_UNSET}}\" }}\n"),
+    )
+    .expect("write");
+    let out = Command::new(CODEMODE)
+        .args(["describe", "--config"])
+        .arg(&config)
+        .arg("fx.add")
+        .env_remove("CODEMODE_TEST_UNSET")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("upstream \"fx\": environment variable CODEMODE_TEST_UNSET is not set"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn tool_list_floods_are_cut() {
     let dir = scratch("flood");
+    let config = fx_config(
+        &dir,
+        &["FIXTURE_EXTRA_TOOLS", "FIXTURE_PAGE", "FIXTURE_LOG"],
+    );
     let describe = |name: &str, extra: &str, page: &str| {
         let out = Command::new(CODEMODE)
-            .args(["describe", "--upstream", &fx(), name])
+            .args(["describe", "--config"])
+            .arg(&config)
+            .arg(name)
             .env("FIXTURE_EXTRA_TOOLS", extra)
             .env("FIXTURE_PAGE", page)
             .env("FIXTURE_LOG", dir.join("events"))
@@ -466,7 +573,8 @@ fn the_example_config_upstreams_are_valid() {
     let names: Vec<&str> = file.upstream.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["fs", "time", "tracker"]);
     for u in &file.upstream {
-        u.validate().expect("a valid upstream");
+        u.validate(&codemode_server::openapi::process_env)
+            .expect("a valid upstream");
     }
 }
 
@@ -484,7 +592,8 @@ fn the_readme_upstream_config_is_valid() {
     let names: Vec<&str> = file.upstream.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["fs", "git", "time", "tracker"]);
     for u in &file.upstream {
-        u.validate().expect("a valid upstream");
+        u.validate(&codemode_server::openapi::process_env)
+            .expect("a valid upstream");
     }
 }
 
@@ -536,7 +645,8 @@ impl Server {
 fn a_crashed_upstream_is_restarted_and_tool_changes_are_imported() {
     let dir = scratch("serve");
     let log = dir.join("events");
-    let mut server = Server::start(&["--upstream", &fx()], &log);
+    let config = fx_config(&dir, &["FIXTURE_LOG"]);
+    let mut server = Server::start(&["--config", config.to_str().expect("utf-8")], &log);
     let add = "def main():\n    return fx.add(a=20, b=22)[\"sum\"]\n";
     assert_eq!(server.execute(add), Ok(json!(42)));
     assert_eq!(

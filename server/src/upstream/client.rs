@@ -16,6 +16,7 @@
 
 use super::config::{Transport, Upstream};
 use crate::logging::{foreign, redact_urls, CHILD_STDERR_TARGET};
+use crate::upstream::config::inherited;
 use codemode_catalog::HandlerError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
@@ -78,8 +79,15 @@ pub async fn connect(upstream: &Upstream, listener: Listener) -> Result<Connecti
             env,
             cwd,
         } => {
+            // A minimal environment: the few variables every program
+            // needs, then what the table names (never codemode's secrets).
             let mut command = tokio::process::Command::new(program);
-            command.args(args).envs(env).kill_on_drop(true);
+            command
+                .args(args)
+                .env_clear()
+                .envs(std::env::vars_os().filter(|(k, _)| k.to_str().is_some_and(inherited)))
+                .envs(env)
+                .kill_on_drop(true);
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }

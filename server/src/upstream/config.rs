@@ -10,6 +10,7 @@
 //! shell. Header and environment values may hold credentials: `Debug`
 //! shows their names only, and nothing here logs them.
 
+use crate::openapi::config::{process_env, substitute};
 use codemode_catalog::names::is_reserved_root;
 use codemode_catalog::CapabilityName;
 use serde::Deserialize;
@@ -143,6 +144,20 @@ pub enum UpstreamError {
     Header(String, String),
     #[error("upstream {0:?} is configured twice")]
     Duplicate(String),
+    #[error("upstream {0:?}: environment variable {1} is not set")]
+    Variable(String, String),
+}
+
+/// The variables of codemode's environment a stdio child gets besides its
+/// `env` table (as the reference MCP SDKs do): the program search path,
+/// the home directory, the time zone and the locale (`LANG`, `LANGUAGE`
+/// and every `LC_*`). Nothing else — no cloud credentials, no tokens meant
+/// for other sources.
+pub const INHERITED_VARIABLES: [&str; 5] = ["PATH", "HOME", "TZ", "LANG", "LANGUAGE"];
+
+/// Whether a child inherits codemode's variable `name`.
+pub fn inherited(name: &str) -> bool {
+    INHERITED_VARIABLES.contains(&name) || name.starts_with("LC_")
 }
 
 /// Whether `name` can be the capability root of an imported source
@@ -173,16 +188,32 @@ pub fn parse_flag(flag: &str) -> Result<Upstream, UpstreamError> {
             ..UpstreamConfig::default()
         }
     };
-    config.validate()
+    config.validate(&process_env)
 }
 
 impl UpstreamConfig {
-    /// Checks the table and turns it into an [`Upstream`].
-    pub fn validate(&self) -> Result<Upstream, UpstreamError> {
+    /// Checks the table, substitutes `${VAR}` in `env` and `headers`
+    /// values from `vars` and turns it into an [`Upstream`].
+    pub fn validate(
+        &self,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Upstream, UpstreamError> {
         let name = self.name.clone();
         if !valid_root(&name) {
             return Err(UpstreamError::Name(name));
         }
+        let expand = |values: &BTreeMap<String, String>| {
+            values
+                .iter()
+                .map(|(k, v)| {
+                    substitute(v, vars)
+                        .map(|v| (k.clone(), v))
+                        .map_err(|var| UpstreamError::Variable(name.clone(), var))
+                })
+                .collect::<Result<BTreeMap<String, String>, UpstreamError>>()
+        };
+        let env = expand(&self.env)?;
+        let headers = expand(&self.headers)?;
         let transport = match (&self.command, &self.url) {
             (Some(command), None) => {
                 if !self.headers.is_empty() {
@@ -195,7 +226,7 @@ impl UpstreamConfig {
                 Transport::Stdio {
                     program: program.clone(),
                     args: args.to_vec(),
-                    env: self.env.clone(),
+                    env,
                     cwd: self.cwd.clone(),
                 }
             }
@@ -210,7 +241,7 @@ impl UpstreamConfig {
                 if rest.is_empty() || url.parse::<axum::http::Uri>().is_err() {
                     return Err(UpstreamError::Url(name));
                 }
-                for (key, value) in &self.headers {
+                for (key, value) in &headers {
                     let valid = axum::http::HeaderName::from_bytes(key.as_bytes()).is_ok()
                         && axum::http::HeaderValue::from_str(value).is_ok();
                     if !valid {
@@ -219,7 +250,7 @@ impl UpstreamConfig {
                 }
                 Transport::Http {
                     url: url.clone(),
-                    headers: self.headers.clone(),
+                    headers,
                 }
             }
             _ => return Err(UpstreamError::Target(name)),
@@ -228,16 +259,17 @@ impl UpstreamConfig {
     }
 }
 
-/// Validates the configured upstreams and the flags together; a name may
-/// appear once.
+/// Validates the configured upstreams (`${VAR}` read through `vars`) and
+/// the flags together; a name may appear once.
 pub fn collect(
     tables: &[UpstreamConfig],
     flags: &[String],
+    vars: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Upstream>, UpstreamError> {
     let mut out: Vec<Upstream> = Vec::new();
     let parsed = tables
         .iter()
-        .map(UpstreamConfig::validate)
+        .map(|t| t.validate(vars))
         .chain(flags.iter().map(|f| parse_flag(f)));
     for upstream in parsed {
         let upstream = upstream?;
@@ -295,7 +327,10 @@ mod tests {
             url: Some("http://h/mcp".into()),
             ..UpstreamConfig::default()
         };
-        assert_eq!(both.validate(), Err(UpstreamError::Target("x".into())));
+        assert_eq!(
+            both.validate(&process_env),
+            Err(UpstreamError::Target("x".into()))
+        );
         let misplaced = UpstreamConfig {
             name: "x".into(),
             url: Some("http://h/mcp".into()),
@@ -303,10 +338,10 @@ mod tests {
             ..UpstreamConfig::default()
         };
         assert_eq!(
-            misplaced.validate(),
+            misplaced.validate(&process_env),
             Err(UpstreamError::Misplaced("x".into()))
         );
-        let twice = collect(&[], &["a=x".into(), "a=y".into()]);
+        let twice = collect(&[], &["a=x".into(), "a=y".into()], &process_env);
         assert_eq!(twice, Err(UpstreamError::Duplicate("a".into())));
     }
 
@@ -318,8 +353,44 @@ mod tests {
             headers: [("Authorization".to_string(), "Bearer SECRET".to_string())].into(),
             ..UpstreamConfig::default()
         };
-        let shown = format!("{config:?} {:?}", config.validate());
+        let shown = format!("{config:?} {:?}", config.validate(&process_env));
         assert!(!shown.contains("SECRET"), "{shown}");
         assert!(shown.contains("Authorization"), "{shown}");
+    }
+
+    #[test]
+    fn variables_are_substituted_in_env_and_headers() {
+        let vars = |v: &str| (v == "TOKEN").then(|| "s3cret".to_string());
+        let child = UpstreamConfig {
+            name: "c".into(),
+            command: Some(vec!["srv".into()]),
+            env: [("API_TOKEN".to_string(), "${TOKEN}".to_string())].into(),
+            ..UpstreamConfig::default()
+        };
+        match child.validate(&vars).expect("valid").transport {
+            Transport::Stdio { env, .. } => assert_eq!(env["API_TOKEN"], "s3cret"),
+            Transport::Http { .. } => panic!("a command"),
+        }
+        let endpoint = UpstreamConfig {
+            name: "h".into(),
+            url: Some("http://h/mcp".into()),
+            headers: [("Authorization".to_string(), "Bearer ${TOKEN}".to_string())].into(),
+            ..UpstreamConfig::default()
+        };
+        match endpoint.validate(&vars).expect("valid").transport {
+            Transport::Http { headers, .. } => {
+                assert_eq!(headers["Authorization"], "Bearer s3cret")
+            }
+            Transport::Stdio { .. } => panic!("a url"),
+        }
+        let missing = UpstreamConfig {
+            env: [("X".to_string(), "${NOPE}".to_string())].into(),
+            ..child
+        };
+        assert_eq!(
+            missing.validate(&vars),
+            Err(UpstreamError::Variable("c".into(), "NOPE".into()))
+        );
+        assert!(inherited("LC_ALL") && inherited("PATH") && !inherited("AWS_SECRET_ACCESS_KEY"));
     }
 }
