@@ -675,6 +675,45 @@ fn a_crashed_upstream_is_restarted_and_tool_changes_are_imported() {
     drop(server);
 }
 
+#[test]
+fn a_flood_of_tool_list_changes_is_debounced_and_the_last_one_counts() {
+    let dir = scratch("list-changed-flood");
+    let log = dir.join("events");
+    let config = fx_config(&dir, &["FIXTURE_LOG", "FIXTURE_FLOOD_MS"]);
+    let mut server = Server {
+        inner: common::StdioServer::start(
+            &["--config", config.to_str().expect("utf-8")],
+            &[
+                ("FIXTURE_LOG", log.as_os_str()),
+                ("FIXTURE_FLOOD_MS", OsStr::new("2000")),
+            ],
+        ),
+        next_id: 2,
+    };
+    let listed = || log_lines(&log).iter().filter(|l| *l == "listed").count();
+    let before = listed();
+    assert!(before >= 1);
+    let late = "def main():\n    return fx.late()[\"text\"]\n";
+    let started = Instant::now();
+    assert_eq!(
+        server.execute("def main():\n    return fx.add_tool()[\"text\"]\n"),
+        Ok(json!("added"))
+    );
+    // About 2,000 announcements in 2 s; the tool comes with the last one.
+    wait_for("the last change", Duration::from_secs(10), || {
+        server.execute(late) == Ok(json!("late"))
+    });
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    std::thread::sleep(Duration::from_millis(600));
+    let relists = listed() - before;
+    let bound = started.elapsed().as_millis() / 500 + 2;
+    assert!(
+        (1..=bound as usize).contains(&relists),
+        "{relists} listings in {:?}",
+        started.elapsed()
+    );
+}
+
 /// The fixture on Streamable HTTP, killed on drop.
 struct HttpFixture {
     child: Child,

@@ -5,8 +5,9 @@
 //! each has connected or failed once, so a command sees every upstream that
 //! is up at start; one that is not is logged with the reason and joins the
 //! catalog when it connects. A supervisor connects, lists and imports the
-//! tools, publishes them, re-imports on `notifications/tools/list_changed`,
-//! and when the connection ends (a crashed child, a closed endpoint) keeps
+//! tools, publishes them, re-imports on `notifications/tools/list_changed`
+//! (at most once per [`RELIST_INTERVAL`]: changes announced meanwhile are
+//! read by the next re-import, so the last one always counts), and when the connection ends (a crashed child, a closed endpoint) keeps
 //! the capabilities — calls fail with `capability failed` meanwhile — and
 //! reconnects after a backoff that doubles from [`MIN_BACKOFF`] to
 //! [`MAX_BACKOFF`] and resets after a connection that stayed up for
@@ -38,6 +39,10 @@ pub const MIN_BACKOFF: Duration = Duration::from_millis(200);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection up this long resets the backoff.
 pub const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// The shortest time between two re-imports of one upstream's tools: a
+/// server that announces changes every millisecond costs one listing and
+/// one catalog rebuild per interval, not a core.
+pub const RELIST_INTERVAL: Duration = Duration::from_millis(500);
 /// How long shutdown waits for a connection to close.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -286,6 +291,10 @@ impl Supervisor {
         let closer = connection.cancellation_token();
         let waiting = connection.waiting();
         tokio::pin!(waiting);
+        // A change announced while one is pending (or being read) is kept
+        // by `changed` (one permit) and read by the next re-import.
+        let mut pending = false;
+        let mut next_relist = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 quit = &mut waiting => {
@@ -294,7 +303,10 @@ impl Supervisor {
                         Err(e) => redact_urls(&format!("{e}")),
                     };
                 }
-                _ = changed.notified() => {
+                _ = changed.notified(), if !pending => pending = true,
+                _ = tokio::time::sleep_until(next_relist), if pending => {
+                    pending = false;
+                    next_relist = tokio::time::Instant::now() + RELIST_INTERVAL;
                     let relisted = tokio::time::timeout(CONNECT_TIMEOUT, self.import(&peer)).await;
                     if let Err(why) = relisted.unwrap_or_else(|_| Err("timed out".into())) {
                         tracing::warn!(
