@@ -10,7 +10,10 @@
 //! only when a directive enables that target at `trace`. Text that comes
 //! from elsewhere is logged through [`foreign`] (names an upstream server
 //! chose: escaped, at most [`MAX_FOREIGN_CHARS`] characters) and
-//! [`redact_urls`] (URLs without userinfo, query or fragment).
+//! [`redact_urls`] (URLs without userinfo, query or fragment). Every line
+//! the log writes passes [`redact_urls`] last ([`Redacting`]), so a URL in
+//! any event — rmcp's, a library error's, a configured spec's — loses its
+//! userinfo and query before it is written.
 
 use tracing::{Level, Metadata};
 use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt};
@@ -47,9 +50,46 @@ where
 {
     let env = EnvFilter::try_new(directives).unwrap_or_else(|_| EnvFilter::new("warn"));
     tracing_subscriber::fmt::layer()
-        .with_writer(writer)
+        .with_writer(Redacting(writer))
         .with_ansi(false)
         .with_filter(env.and(filter_fn(within_caps)))
+}
+
+/// A log writer that writes each formatted event with its URLs redacted
+/// ([`redact_urls`]); the formatter hands it one whole event per write.
+pub struct Redacting<M>(pub M);
+
+impl<'a, M: tracing_subscriber::fmt::MakeWriter<'a>> tracing_subscriber::fmt::MakeWriter<'a>
+    for Redacting<M>
+{
+    type Writer = RedactingWriter<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingWriter(self.0.make_writer())
+    }
+
+    fn make_writer_for(&'a self, meta: &Metadata<'_>) -> Self::Writer {
+        RedactingWriter(self.0.make_writer_for(meta))
+    }
+}
+
+/// The writer of [`Redacting`].
+pub struct RedactingWriter<W>(W);
+
+impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        if next_url(&text).is_some() {
+            self.0.write_all(redact_urls(&text).as_bytes())?;
+        } else {
+            self.0.write_all(buf)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Installs the log of `RUST_LOG` (default `warn`) as the global subscriber.
@@ -87,6 +127,20 @@ pub fn foreign(name: &str) -> String {
         out.push_str(&escaped);
     }
     out
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{1b}`), so that
+/// foreign text in a log line cannot end the line or drive a terminal.
+pub fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `text` with every `http://` or `https://` URL in it cut to its scheme,
@@ -164,6 +218,11 @@ mod tests {
             tracing::trace!(target: CHILD_STDERR_TARGET, "child-stderr");
             tracing::debug!(target: "codemode_server::http", "own-debug");
             tracing::warn!(target: "codemode_server::http", "own-warn");
+            tracing::warn!(
+                target: "rmcp::transport",
+                url = "https://u:pw@up.example:8443/mcp?token=s3cret",
+                "own-url https://u:pw@api.example/v1/items?q=private#f"
+            );
         });
         let bytes = captured.0.lock().expect("lock").clone();
         String::from_utf8(bytes).expect("utf-8")
@@ -191,6 +250,19 @@ mod tests {
     }
 
     #[test]
+    fn every_logged_url_is_redacted() {
+        let log = logged("warn");
+        assert!(
+            log.contains("own-url https://api.example/v1/items"),
+            "{log}"
+        );
+        assert!(log.contains("https://up.example:8443/mcp"), "{log}");
+        for secret in ["pw", "s3cret", "private", "u:"] {
+            assert!(!log.contains(secret), "{secret}: {log}");
+        }
+    }
+
+    #[test]
     fn child_stderr_only_at_trace() {
         assert!(!logged("debug").contains("child-stderr"));
         assert!(!logged("codemode=debug").contains("child-stderr"));
@@ -207,6 +279,11 @@ mod tests {
         assert!(long.ends_with('…'));
         let escapes = foreign(&"\n".repeat(100));
         assert_eq!(escapes, format!("{}…", "\\n".repeat(MAX_FOREIGN_CHARS / 2)));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_controls("a\nb\u{1b}[2Jé"), "a\\nb\\u{1b}[2Jé");
     }
 
     #[test]

@@ -356,17 +356,22 @@ fn harness(server: &Server, config: Config, tables: Vec<OpenApiConfig>) -> Harne
     }
 }
 
+/// The two documents fetched from the test server; with headers, each
+/// table names its `base_url` (a fetched document does not choose where
+/// the headers go).
 fn tables(server: &Server) -> Vec<OpenApiConfig> {
     vec![
         OpenApiConfig {
             name: "pets".into(),
             spec: server.url("/openapi.json"),
+            base_url: Some(server.url("/api")),
             headers: [("X-Api-Version".to_string(), "2024-01-01".to_string())].into(),
             ..OpenApiConfig::default()
         },
         OpenApiConfig {
             name: "store".into(),
             spec: server.url("/openapi.yaml"),
+            base_url: Some(server.url("/store")),
             headers: [(
                 "Authorization".to_string(),
                 "Bearer ${STORE_TOKEN}".to_string(),
@@ -799,5 +804,34 @@ fn the_binary_imports_flags_and_tables() {
             external.display()
         )
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn operation_ids_cannot_forge_log_lines() {
+    let dir = std::env::temp_dir().join(format!("codemode-openapi-ids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let spec = dir.join("forged.json");
+    let forged = "a\n2026-01-01T00:00:00Z  WARN forged: admin logged in\u{1b}[2J";
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:1"}],
+        "paths": {
+            "/a": {"get": {"operationId": forged, "responses": {"200": {"description": "ok"}}}},
+            "/b": {"get": {"operationId": "fine", "responses": {"200": {"description": "ok"}}}}
+        }
+    });
+    std::fs::write(&spec, doc.to_string()).expect("spec");
+    let flag = format!("p={}", spec.to_str().expect("utf-8"));
+    let (code, _, err) = codemode(&["search", "--openapi", &flag, "fine"], "", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("operation left out"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("2026-01-01T00:00:00Z")),
+        "{err}"
+    );
+    assert!(err.contains("a\\n2026-01-01T00:00:00Z"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

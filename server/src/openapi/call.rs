@@ -18,6 +18,7 @@
 //! drop the future, which aborts the request.
 
 use super::operation::{is_json, Location, Parameter, Style};
+use crate::logging::redact_urls;
 use crate::upstream::import::{conform_json, cut};
 use codemode_catalog::shape::FieldShape;
 use codemode_catalog::HandlerError;
@@ -133,11 +134,9 @@ impl Call {
     /// Calls the operation with the canonical `arguments`.
     pub async fn run(&self, source: &Source, arguments: Value) -> Result<Value, HandlerError> {
         let request = self.request(source, arguments)?;
-        let mut response = source
-            .client
-            .execute(request)
-            .await
-            .map_err(|e| HandlerError::internal(format!("HTTP request failed: {e}")))?;
+        let mut response = source.client.execute(request).await.map_err(|e| {
+            HandlerError::internal(redact_urls(&format!("HTTP request failed: {e}")))
+        })?;
         let status = response.status();
         let json_answer = response
             .headers()
@@ -158,11 +157,9 @@ impl Call {
             ));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| HandlerError::internal(format!("reading the response failed: {e}")))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| {
+            HandlerError::internal(redact_urls(&format!("reading the response failed: {e}")))
+        })? {
             if body.len() + chunk.len() > source.max_body_bytes {
                 return Err(HandlerError::resource_limit(
                     "the response body is too long",
@@ -359,7 +356,8 @@ fn query_pairs(p: &Parameter, value: &Value, out: &mut Vec<(String, String)>) {
 }
 
 /// `HTTP <status>`, and `: <message>` when the body carries one: a JSON
-/// `message`, `error` or `detail` string, or the start of a text body.
+/// `message`, `error` or `detail` string, or the start of a text body,
+/// without control characters.
 fn failure(status: StatusCode, body: &[u8], json: bool, text: bool) -> String {
     let mut out = format!("HTTP {}", status.as_u16());
     let message = if json {
@@ -375,7 +373,10 @@ fn failure(status: StatusCode, body: &[u8], json: bool, text: bool) -> String {
         None
     };
     if let Some(m) = message {
+        // Whitespace runs become one space; other control characters (an
+        // ESC that would drive a terminal, a NUL) are dropped.
         let m = m.split_whitespace().collect::<Vec<_>>().join(" ");
+        let m: String = m.chars().filter(|c| !c.is_control()).collect();
         if !m.is_empty() {
             out.push_str(": ");
             out.push_str(&m);
@@ -556,10 +557,57 @@ mod tests {
             "HTTP 404: no such pet"
         );
         assert_eq!(failure(s, b"<html>", false, false), "HTTP 404");
+        assert_eq!(
+            failure(
+                s,
+                b"{\"message\": \"bad\\u001b[31m red\\u0000\\r\\nforged\"}",
+                true,
+                false
+            ),
+            "HTTP 404: bad[31m red forged"
+        );
+        assert_eq!(
+            failure(s, b"no\x1b]0;title\x07 such\x7f", false, true),
+            "HTTP 404: no]0;title such"
+        );
         let long = failure(s, "é".repeat(300).as_bytes(), false, true);
         assert!(
             long.len() <= 256 && long.starts_with("HTTP 404: é"),
             "{long}"
         );
+    }
+
+    #[tokio::test]
+    async fn transport_failures_name_no_query_value() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = closed.local_addr().expect("address").port();
+        drop(closed);
+        let source = Source::new(
+            &format!("http://127.0.0.1:{port}/v1"),
+            HeaderMap::new(),
+            1024,
+        )
+        .expect("client");
+        let c = call(vec![
+            (
+                "owner".into(),
+                param("owner", Location::Path, Style::Simple, false),
+            ),
+            (
+                "repo".into(),
+                param("repo", Location::Path, Style::Simple, false),
+            ),
+            ("q".into(), param("q", Location::Query, Style::Form, true)),
+        ]);
+        let e = c
+            .run(
+                &source,
+                json!({"owner": "o", "repo": "r", "q": "s3cret-query"}),
+            )
+            .await
+            .expect_err("nobody listens");
+        let detail = e.detail();
+        assert!(detail.starts_with("HTTP request failed"), "{detail}");
+        assert!(!detail.contains("s3cret-query"), "{detail}");
     }
 }

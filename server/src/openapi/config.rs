@@ -9,7 +9,12 @@
 //! `include`/`exclude` globs over operation IDs. `${VAR}` in the base URL
 //! and header values is replaced by the environment variable at start; a
 //! missing one is an error naming it. Header values may hold credentials:
-//! `Debug` shows header names only, and nothing here logs them.
+//! `Debug` shows header names only, and nothing here logs them. A base URL
+//! with userinfo (`https://user:pw@host`) is refused: credentials go in a
+//! header (`Authorization = "Basic ${API_BASIC}"`), never in a URL that
+//! logs and errors show. A document fetched from a URL does not choose
+//! where configured headers go: a table with `headers` and an http(s)
+//! `spec` must set `base_url`.
 
 use crate::upstream::config::valid_root;
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -127,6 +132,16 @@ pub enum OpenApiConfigError {
     Spec(String),
     #[error("openapi {0:?}: the base_url must be http:// or https:// with a host")]
     BaseUrl(String),
+    #[error(
+        "openapi {0:?}: the base_url carries userinfo (user:password@); send credentials \
+         as a header instead, e.g. headers = {{ Authorization = \"Basic ${{API_BASIC}}\" }}"
+    )]
+    BaseUrlUserinfo(String),
+    #[error(
+        "openapi {0:?}: set base_url: with headers and a spec fetched from a URL, the \
+         document would decide where the headers are sent"
+    )]
+    BaseUrlRequired(String),
     #[error("openapi {0:?}: environment variable {1} is not set")]
     Variable(String, String),
     #[error("openapi {0:?}: header {1:?} is not a valid HTTP header")]
@@ -176,10 +191,19 @@ impl OpenApiConfig {
             Some(url) => {
                 let url = substitute(url, env)
                     .map_err(|var| OpenApiConfigError::Variable(name.clone(), var))?;
-                if !is_http_url(&url) || url::Url::parse(&url).is_err() {
+                let Some(parsed) = is_http_url(&url)
+                    .then(|| url::Url::parse(&url).ok())
+                    .flatten()
+                else {
                     return Err(OpenApiConfigError::BaseUrl(name));
+                };
+                if !parsed.username().is_empty() || parsed.password().is_some() {
+                    return Err(OpenApiConfigError::BaseUrlUserinfo(name));
                 }
                 Some(url)
+            }
+            None if matches!(spec, Spec::Url(_)) && !self.headers.is_empty() => {
+                return Err(OpenApiConfigError::BaseUrlRequired(name));
             }
             None => None,
         };
@@ -368,6 +392,40 @@ mod tests {
             bad_url.validate(&env).map(|_| ()),
             Err(OpenApiConfigError::BaseUrl("p".into()))
         );
+        let userinfo = OpenApiConfig {
+            base_url: Some("https://bob:${TOKEN}@h/v1".into()),
+            ..bad_url.clone()
+        };
+        assert_eq!(
+            userinfo.validate(&env).map(|_| ()),
+            Err(OpenApiConfigError::BaseUrlUserinfo("p".into()))
+        );
+        let shown = userinfo.validate(&env).expect_err("refused").to_string();
+        assert!(
+            !shown.contains("SECRET") && shown.contains("\"p\""),
+            "{shown}"
+        );
+        // A fetched document must not choose where the headers go.
+        let fetched = OpenApiConfig {
+            name: "p".into(),
+            spec: "https://h/openapi.json".into(),
+            headers: [("Authorization".to_string(), "Bearer ${TOKEN}".to_string())].into(),
+            ..OpenApiConfig::default()
+        };
+        assert_eq!(
+            fetched.validate(&env).map(|_| ()),
+            Err(OpenApiConfigError::BaseUrlRequired("p".into()))
+        );
+        let pinned = OpenApiConfig {
+            base_url: Some("https://h/v1".into()),
+            ..fetched.clone()
+        };
+        assert!(pinned.validate(&env).is_ok());
+        let headerless = OpenApiConfig {
+            headers: BTreeMap::new(),
+            ..fetched
+        };
+        assert!(headerless.validate(&env).is_ok());
         let twice = collect(&[], &["a=x.json".into(), "a=y.json".into()], &env);
         assert_eq!(
             twice.map(|_| ()),

@@ -20,6 +20,7 @@
 
 use super::call::{BodyPlan, Call, OutputPlan, Source};
 use super::operation::{Body, Operation, Output};
+use crate::logging::{escape_controls, foreign};
 use crate::upstream::import::{cut, first_sentence, MAX_DESCRIPTION_BYTES, MAX_SUMMARY_BYTES};
 use crate::upstream::naming;
 use codemode_catalog::names::{CapabilityId, CapabilityName};
@@ -63,13 +64,18 @@ pub fn import(
         let id = format!("openapi.{name}.{key}");
         if CapabilityId::new(id.clone()).is_err() || CapabilityName::new(cap_name.clone()).is_err()
         {
-            tracing::warn!(openapi = name, operation = %key, "operation left out: its name or ID is too long");
+            tracing::warn!(openapi = name, operation = %foreign(&key), "operation left out: its name or ID is too long or not printable");
             continue;
         }
         match capability(document, op, cap_name, id, source) {
             Ok(imported) => out.push(imported),
             Err(why) => {
-                tracing::warn!(openapi = name, operation = %key, "operation left out: {why}");
+                tracing::warn!(
+                    openapi = name,
+                    operation = %foreign(&key),
+                    "operation left out: {}",
+                    escape_controls(&why)
+                );
             }
         }
     }
@@ -184,20 +190,22 @@ fn capability(
         ),
         Output::Text => (OutputPlan::Text, wrap("text", &json!({"type": "string"}))),
     };
-    let (plan, fields) = match fields_from_schema_in(
-        &output_schema,
-        document,
-        SchemaSource::Upstream,
-    ) {
-        Ok(fields) => (plan, fields),
-        Err(e) => {
-            tracing::warn!(operation = %id, "output schema not usable ({e}); the result is {{value: any}}");
-            output_schema = wrap("value", &json!({}));
-            let fields = fields_from_schema_in(&output_schema, document, SchemaSource::Upstream)
-                .map_err(|e| format!("output: {e}"))?;
-            (OutputPlan::Value, fields)
-        }
-    };
+    let (plan, fields) =
+        match fields_from_schema_in(&output_schema, document, SchemaSource::Upstream) {
+            Ok(fields) => (plan, fields),
+            Err(e) => {
+                tracing::warn!(
+                    operation = %foreign(&id),
+                    "output schema not usable ({}); the result is {{value: any}}",
+                    escape_controls(&e.to_string())
+                );
+                output_schema = wrap("value", &json!({}));
+                let fields =
+                    fields_from_schema_in(&output_schema, document, SchemaSource::Upstream)
+                        .map_err(|e| format!("output: {e}"))?;
+                (OutputPlan::Value, fields)
+            }
+        };
     let summary = summary(&op);
     let mut description = cut(
         op.description.as_deref().unwrap_or(""),

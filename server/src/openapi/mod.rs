@@ -151,5 +151,23 @@ fn server_url(root: &serde_json::Value, spec: &Spec) -> Result<String, String> {
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
         return Err(format!("servers[0].url {url:?} is not an http(s) URL"));
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("servers[0].url carries userinfo (user:password@); set base_url".into());
+    }
     Ok(parsed.as_str().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_url_with_userinfo_is_refused_unshown() {
+        let spec = Spec::File("x.json".into());
+        let root = serde_json::json!({"servers": [{"url": "https://bob:pw@h/v1"}]});
+        let e = server_url(&root, &spec).expect_err("refused");
+        assert!(e.contains("userinfo") && !e.contains("pw"), "{e}");
+        let root = serde_json::json!({"servers": [{"url": "https://h/v1"}]});
+        assert_eq!(server_url(&root, &spec), Ok("https://h/v1".into()));
+    }
 }
