@@ -130,6 +130,11 @@ pub struct TelemetryConfig {
     /// tokens are configured (default `true`); `false` for a scraper that
     /// sends none (Prometheus by pod annotations).
     pub listen_requires_token: Option<bool>,
+    /// Whether `listen` may be a non-loopback address whose `/metrics`
+    /// needs no token (no `[http]` tokens, or `listen_requires_token =
+    /// false`); refused at start otherwise.
+    #[serde(default)]
+    pub allow_public_listen: bool,
 }
 
 /// Settings of the Streamable HTTP transport.

@@ -462,6 +462,43 @@ pub fn metrics_listener_options(
     Ok(options)
 }
 
+/// Whether the `[telemetry] listen` listener may serve on `local`, with
+/// `options` (from [`metrics_listener_options`]): a loopback address
+/// always; any other address only if its `/metrics` needs a token, or if
+/// `allow_public_listen = true` says that metrics without a token beyond
+/// loopback are meant (a scraper by pod IP).
+pub fn check_metrics_address(
+    local: std::net::SocketAddr,
+    options: &HttpOptions,
+    telemetry: &TelemetryConfig,
+) -> Result<(), String> {
+    if local.ip().is_loopback() || !options.tokens.is_empty() || telemetry.allow_public_listen {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve metrics on non-loopback address {local} without a token: \
+         configure [[http.tokens]] (and keep listen_requires_token), or set \
+         [telemetry] allow_public_listen = true to serve them to anyone who reaches it"
+    ))
+}
+
+/// Serves `metrics_router` on `listener` (the `[telemetry] listen`
+/// listener) with the timeouts and connection cap of `options`, as the
+/// `--http` listener is served, until the process ends.
+pub async fn serve_metrics_listener(
+    listener: tokio::net::TcpListener,
+    metrics: Metrics,
+    options: &HttpOptions,
+) {
+    let app = metrics_router(metrics, options);
+    let drain = DrainOptions {
+        token: options.drain.clone(),
+        delay: Duration::ZERO,
+        grace: Duration::from_secs(1),
+    };
+    listener::serve(listener, app, options.limits, drain).await;
+}
+
 /// The listen backlog: connections the kernel completes before the server
 /// accepts them (capped by `net.core.somaxconn`). A burst of clients past
 /// it has its handshakes dropped and retried a second later, health
