@@ -160,6 +160,8 @@ pub struct HttpConfig {
     pub keep_alive_timeout_ms: Option<u64>,
     /// Connections open at once.
     pub max_connections: Option<usize>,
+    /// Bytes of request bodies held at once across all connections.
+    pub max_body_bytes_in_flight: Option<usize>,
     /// Milliseconds `/readyz` answers 503 before a drain stops accepting.
     pub drain_delay_ms: Option<u64>,
 }

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
 
 /// The bounds of every connection of one listener.
@@ -199,21 +200,90 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for TimedIo<T> {
     }
 }
 
+/// The bounds on request bodies of one router: the body deadline, the
+/// largest body, and the bytes that all bodies being read or served may
+/// hold at once (a semaphore of bytes).
+#[derive(Clone)]
+pub struct BodyLimits {
+    timeout: Duration,
+    max: usize,
+    in_flight: Arc<Semaphore>,
+}
+
+impl BodyLimits {
+    /// Bodies of at most `max` bytes, read within `timeout`, `in_flight`
+    /// bytes of them at once (at most `u32::MAX`, at least one); a body
+    /// is never larger than `in_flight`, so that every body fits.
+    pub fn new(timeout: Duration, max: usize, in_flight: usize) -> BodyLimits {
+        let in_flight = in_flight.clamp(1, u32::MAX as usize);
+        BodyLimits {
+            timeout,
+            max: max.min(in_flight),
+            in_flight: Arc::new(Semaphore::new(in_flight)),
+        }
+    }
+
+    /// The largest body.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
 /// The layer that reads every request's body in whole within the body
-/// deadline (and the size limit) before the request goes on.
+/// deadline (and the size limit) before the request goes on. The body's
+/// bytes are taken from the router's budget first (its `Content-Length`,
+/// or the largest body when it has none, given back down to its length
+/// once read) and held until the response: a request that cannot get them
+/// within the body deadline is answered 503 with `Retry-After`.
 pub(crate) async fn bounded_body(
-    State(timeout): State<Duration>,
+    State(limits): State<BodyLimits>,
     request: Request,
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    match read_body(body, super::MAX_BODY_BYTES, timeout).await {
+    let started = Instant::now();
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max as u64) {
+        return too_large(limits.max);
+    }
+    let wanted = declared.map_or(limits.max, |n| n as usize);
+    let acquire = limits.in_flight.clone().acquire_many_owned(wanted as u32);
+    let mut held = match tokio::time::timeout(limits.timeout, acquire).await {
+        Ok(Ok(held)) => held,
+        _ => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [
+                    (axum::http::header::RETRY_AFTER, "1"),
+                    (axum::http::header::CONNECTION, "close"),
+                ],
+                "Service Unavailable: too many request bodies in flight",
+            )
+                .into_response();
+        }
+    };
+    let left = limits.timeout.saturating_sub(started.elapsed());
+    match read_body(body, wanted, left).await {
         Ok(bytes) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+            // A body without a length gives back what it did not use.
+            drop(held.split(wanted - bytes.len()));
+            let response = next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+            drop(held);
+            response
         }
         Err(response) => response,
     }
+}
+
+fn too_large(max: usize) -> Response {
+    let text = format!("Payload Too Large: request body exceeds {max} bytes");
+    plain(StatusCode::PAYLOAD_TOO_LARGE, text)
 }
 
 /// Reads a whole request body: at most `max` bytes (413 beyond, in rmcp's
@@ -242,8 +312,7 @@ pub(crate) async fn collect(body: Body, max: usize) -> Result<Bytes, Response> {
                     continue;
                 };
                 if data.len() > max.saturating_sub(collected.len()) {
-                    let text = format!("Payload Too Large: request body exceeds {max} bytes");
-                    return Err(plain(StatusCode::PAYLOAD_TOO_LARGE, text));
+                    return Err(too_large(max));
                 }
                 if collected.is_empty() {
                     collected = Vec::from(data);
