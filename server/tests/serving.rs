@@ -508,3 +508,47 @@ fn bodies_in_flight_share_a_budget_of_bytes() {
     let (response, _) = read_to_close(&mut third);
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
 }
+
+#[test]
+fn responses_during_the_drain_delay_close_their_connection() {
+    let drain = DrainOptions {
+        delay: Duration::from_secs(30),
+        ..DrainOptions::default()
+    };
+    let token = drain.token.clone();
+    let addr = serve(ConnectionLimits::default(), drain);
+    let mut stream = connect(addr);
+    stream
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let before = read_response(&mut stream);
+    assert!(before.starts_with("HTTP/1.1 404"), "{before}");
+    assert!(
+        !before.to_ascii_lowercase().contains("connection: close"),
+        "{before}"
+    );
+    // The drain starts; the listener still accepts for 30 s, but the next
+    // response on this keep-alive connection tells the client to close it,
+    // and the server closes it.
+    token.cancel();
+    stream
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let (during, _) = read_to_close(&mut stream);
+    assert!(during.starts_with("HTTP/1.1 404"), "{during}");
+    assert!(
+        during.to_ascii_lowercase().contains("connection: close"),
+        "{during}"
+    );
+    // A new connection during the delay is served, once.
+    let mut fresh = connect(addr);
+    fresh
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let (fresh, _) = read_to_close(&mut fresh);
+    assert!(fresh.starts_with("HTTP/1.1 404"), "{fresh}");
+    assert!(
+        fresh.to_ascii_lowercase().contains("connection: close"),
+        "{fresh}"
+    );
+}

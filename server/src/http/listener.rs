@@ -8,7 +8,10 @@
 //! a few more (half of [`PROBE_SLOTS`]) wait for a slot, and further ones
 //! are answered 503 with `Retry-After: 1` and closed, so that health
 //! probes always find a socket of their own. When the drain token is cancelled (SIGTERM or SIGINT,
-//! see [`crate::drain`]), `/readyz` answers 503 at once; after the drain
+//! see [`crate::drain`]), `/readyz` answers 503 at once and every response
+//! carries `Connection: close` (so that a proxy opens its next request on a
+//! fresh connection, to a replica that is not draining, rather than
+//! sending it on one this server is about to close); after the drain
 //! delay the loop stops accepting and closes its socket, every connection
 //! finishes the request it is serving and closes, and [`serve`] returns
 //! once all are closed or the grace period is over.
@@ -183,7 +186,7 @@ impl Front {
                 .header_read_timeout(None)
                 .keep_alive(false);
             let health = super::health::routes(self.drain.token.clone());
-            let connection = connection(&http, stream, self.limits, health);
+            let connection = connection(&http, stream, self.limits, health, None);
             let _ = tokio::time::timeout(self.limits.header_read, connection).await;
             drop(socket);
             return;
@@ -219,7 +222,14 @@ impl Front {
             http.timer(TokioTimer::new())
                 .header_read_timeout(None)
                 .keep_alive(true);
-            let connection = connection(&http, stream, this.limits, this.router.clone());
+            let draining = this.drain.token.clone();
+            let connection = connection(
+                &http,
+                stream,
+                this.limits,
+                this.router.clone(),
+                Some(draining),
+            );
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => return,
@@ -233,12 +243,14 @@ impl Front {
 }
 
 /// Serves `router` on one connection, with the timeouts of
-/// [`TimedIo`].
+/// [`TimedIo`]; once `draining` is cancelled, every response carries
+/// `Connection: close` (and hyper closes the connection after it).
 fn connection(
     http: &hyper::server::conn::http1::Builder,
     stream: TcpStream,
     limits: ConnectionLimits,
     router: Router,
+    draining: Option<CancellationToken>,
 ) -> hyper::server::conn::http1::Connection<
     TokioIo<TimedIo<TcpStream>>,
     impl hyper::service::Service<
@@ -252,11 +264,19 @@ fn connection(
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let mut router = router.clone();
         let phase = phase.clone();
+        let draining = draining.clone();
         phase.busy();
         async move {
             let response = router.call(request.map(Body::new)).await;
+            let mut response = response.unwrap_or_else(|never| match never {});
+            if draining.is_some_and(|d| d.is_cancelled()) {
+                response.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             phase.idle();
-            Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
+            Ok::<_, Infallible>(response)
         }
     });
     http.serve_connection(TokioIo::new(io), service)
