@@ -198,16 +198,17 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
 #[test]
 fn connections_beyond_the_cap_wait_for_a_free_one() {
     let addr = serve(limits(10_000, 10_000, 10_000, 2), DrainOptions::default());
+    // Two connections in the middle of a head (not idle: nothing to
+    // close for a newcomer) take both slots.
     let mut first = connect(addr);
     first
-        .write_all(get("/missing", false).as_bytes())
+        .write_all(b"GET /missing HTTP/1.1\r\n")
         .expect("write");
-    assert!(read_response(&mut first).starts_with("HTTP/1.1 404"));
     let mut second = connect(addr);
     second
-        .write_all(get("/missing", false).as_bytes())
+        .write_all(b"GET /missing HTTP/1.1\r\n")
         .expect("write");
-    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
+    std::thread::sleep(Duration::from_millis(100));
     // The third is accepted but not served while two are open.
     let mut third = connect(addr);
     third
@@ -551,4 +552,40 @@ fn responses_during_the_drain_delay_close_their_connection() {
         fresh.to_ascii_lowercase().contains("connection: close"),
         "{fresh}"
     );
+}
+
+#[test]
+fn at_the_cap_the_idlest_keep_alive_connection_gives_up_its_slot() {
+    let addr = serve(limits(10_000, 10_000, 30_000, 2), DrainOptions::default());
+    let mut first = connect(addr);
+    first
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut first).starts_with("HTTP/1.1 404"));
+    std::thread::sleep(Duration::from_millis(50));
+    let mut second = connect(addr);
+    second
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
+    // Both are idle, both slots taken: a newcomer is served at once, in
+    // the slot of the first (idle for longest), which is closed.
+    let started = Instant::now();
+    let mut third = connect(addr);
+    third
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut third).starts_with("HTTP/1.1 404"));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let (rest, _) = read_to_close(&mut first);
+    assert_eq!(rest, "");
+    // The second is still open and served.
+    second
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
 }

@@ -69,7 +69,15 @@ const IDLE: u64 = 2;
 pub struct Phase {
     value: AtomicU64,
     waker: Mutex<Option<Waker>>,
+    /// When the connection last turned idle, in the order of
+    /// [`IDLE_ORDER`] (lower is idle for longer).
+    idle_since: AtomicU64,
+    /// Notified to close the connection (see [`Phase::evict`]).
+    evicted: tokio::sync::Notify,
 }
+
+/// Orders the moments connections turn idle.
+static IDLE_ORDER: AtomicU64 = AtomicU64::new(0);
 
 impl Phase {
     fn set(&self, phase: u64) {
@@ -95,6 +103,8 @@ impl Phase {
 
     /// The response is out: the idle deadline runs.
     pub fn idle(&self) {
+        self.idle_since
+            .store(IDLE_ORDER.fetch_add(1, Ordering::AcqRel), Ordering::Release);
         self.set(IDLE);
         let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(waker) = waker {
@@ -104,6 +114,24 @@ impl Phase {
 
     fn load(&self) -> u64 {
         self.value.load(Ordering::Acquire)
+    }
+
+    /// How long the connection has been idle, as an order (lower is
+    /// longer); `None` while it reads a head or serves a request.
+    pub fn idle_order(&self) -> Option<u64> {
+        (self.load() & 3 == IDLE).then(|| self.idle_since.load(Ordering::Acquire))
+    }
+
+    /// Asks the connection to close: its task shuts it down gracefully
+    /// (at once if it is still idle; a request that has begun is served
+    /// first), see [`Phase::evicted`].
+    pub fn evict(&self) {
+        self.evicted.notify_one();
+    }
+
+    /// Returns once [`Phase::evict`] was called.
+    pub async fn evicted(&self) {
+        self.evicted.notified().await;
     }
 }
 
@@ -121,14 +149,18 @@ impl<T> TimedIo<T> {
     /// Wraps a just-accepted socket; returns the phase its service marks.
     pub fn new(io: T, limits: ConnectionLimits) -> (TimedIo<T>, Arc<Phase>) {
         let phase = Arc::new(Phase::default());
-        let io = TimedIo {
+        (TimedIo::with_phase(io, limits, phase.clone()), phase)
+    }
+
+    /// Wraps a just-accepted socket whose service marks `phase`.
+    pub fn with_phase(io: T, limits: ConnectionLimits, phase: Arc<Phase>) -> TimedIo<T> {
+        TimedIo {
             io,
-            phase: phase.clone(),
+            phase,
             limits,
             sleep: Box::pin(tokio::time::sleep(limits.header_read)),
             armed: None,
-        };
-        (io, phase)
+        }
     }
 
     /// Whether the deadline of the current phase has passed; arms it on
