@@ -7,7 +7,9 @@
 //! the whole service (`max_open_executions`). When both are free it
 //! opens at once; otherwise it waits — if fewer than `max_queued_executions`
 //! are waiting already, and at most `max_queue_wait` — or is refused with
-//! `resource limit exceeded`. Cancellation ends the wait as `context
+//! `resource limit exceeded`. One subject may hold at most half of the
+//! waiting places (at least one, [`Bounds::per_subject_waiting`]), so
+//! that one subject's burst cannot refuse another subject's first call. Cancellation ends the wait as `context
 //! canceled`. The slots of a subject exist only while it has executions
 //! running or waiting, so any number of subjects costs nothing at rest.
 
@@ -32,11 +34,19 @@ pub struct Bounds {
     pub wait: Duration,
 }
 
+impl Bounds {
+    /// The waiting places one subject may hold: half of `waiting`, at
+    /// least one.
+    pub fn per_subject_waiting(&self) -> usize {
+        (self.waiting / 2).max(1)
+    }
+}
+
 /// The admission state of one service.
 pub(crate) struct Admission {
     bounds: Bounds,
     slots: Arc<Semaphore>,
-    subjects: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    subjects: Arc<Mutex<HashMap<String, Arc<SubjectState>>>>,
     waiting: AtomicUsize,
 }
 
@@ -46,11 +56,17 @@ pub(crate) struct Admitted {
     _subject: SubjectSlot,
 }
 
+/// The slots of one subject, and how many of its executions wait.
+struct SubjectState {
+    slots: Arc<Semaphore>,
+    waiting: AtomicUsize,
+}
+
 /// A slot of one subject; the last one out removes the subject's entry.
 struct SubjectSlot {
     permit: Option<OwnedSemaphorePermit>,
     subject: String,
-    subjects: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    subjects: Arc<Mutex<HashMap<String, Arc<SubjectState>>>>,
 }
 
 impl Drop for SubjectSlot {
@@ -74,6 +90,15 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// Takes one of `max` places counted by `count`; `false` when all are taken.
+fn take_place(count: &AtomicUsize, max: usize) -> bool {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .is_ok()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -103,11 +128,16 @@ impl Admission {
         self.waiting.load(Ordering::Acquire)
     }
 
-    /// The semaphore of `subject`'s slots, created on first use.
-    fn subject_slots(&self, subject: &str) -> Arc<Semaphore> {
+    /// The state of `subject`'s slots, created on first use.
+    fn subject_slots(&self, subject: &str) -> Arc<SubjectState> {
         lock(&self.subjects)
             .entry(subject.to_string())
-            .or_insert_with(|| Arc::new(Semaphore::new(self.bounds.per_subject)))
+            .or_insert_with(|| {
+                Arc::new(SubjectState {
+                    slots: Arc::new(Semaphore::new(self.bounds.per_subject)),
+                    waiting: AtomicUsize::new(0),
+                })
+            })
             .clone()
     }
 
@@ -124,7 +154,7 @@ impl Admission {
             subjects: self.subjects.clone(),
         };
         // The common case: both slots free, no waiting.
-        if let Ok(permit) = mine.clone().try_acquire_owned() {
+        if let Ok(permit) = mine.slots.clone().try_acquire_owned() {
             slot.permit = Some(permit);
             if let Ok(global) = self.slots.clone().try_acquire_owned() {
                 drop(mine);
@@ -134,20 +164,20 @@ impl Admission {
                 });
             }
         }
-        let max = self.bounds.waiting;
-        if self
-            .waiting
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_err()
-        {
+        // This subject's share of the waiting places first, then one of
+        // all of them.
+        let share = self.bounds.per_subject_waiting();
+        if !take_place(&mine.waiting, share) {
             return Err(Error::ResourceLimitExceeded);
         }
-        let _waiting = Waiting(&self.waiting);
+        let subject_waiting = Waiting(&mine.waiting);
+        if !take_place(&self.waiting, self.bounds.waiting) {
+            return Err(Error::ResourceLimitExceeded);
+        }
+        let waiting = Waiting(&self.waiting);
         let acquire = async {
             if slot.permit.is_none() {
-                let permit = mine.clone().acquire_owned().await;
+                let permit = mine.slots.clone().acquire_owned().await;
                 slot.permit = Some(permit.map_err(|_| Error::Internal)?);
             }
             self.slots
@@ -162,6 +192,7 @@ impl Admission {
             }
             _ = cancel.cancelled() => return Err(Error::Canceled),
         };
+        drop((waiting, subject_waiting));
         drop(mine);
         Ok(Admitted {
             _slot: global,
@@ -233,5 +264,58 @@ mod tests {
         ));
         drop(held);
         assert_eq!(a.waiting(), 0);
+    }
+
+    #[tokio::test]
+    async fn one_subject_holds_at_most_half_of_the_waiting_places() {
+        let a = admission(1, 8, 4, 10_000);
+        let never = CancellationToken::new();
+        let running = a.admit("alice", &never).await.expect("runs");
+        // Alice may wait twice (half of 4); her third is refused at once.
+        let mut waiters = Vec::new();
+        for _ in 0..2 {
+            let a = a.clone();
+            waiters.push(tokio::spawn(async move {
+                a.admit("alice", &CancellationToken::new()).await.is_ok()
+            }));
+        }
+        while a.waiting() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let started = Instant::now();
+        assert!(matches!(
+            a.admit("alice", &never).await,
+            Err(Error::ResourceLimitExceeded)
+        ));
+        assert!(started.elapsed() < Duration::from_secs(1));
+        // Bob's first call still finds a place to wait, and runs.
+        let bob = {
+            let a = a.clone();
+            tokio::spawn(async move { a.admit("bob", &CancellationToken::new()).await.is_ok() })
+        };
+        while a.waiting() < 3 {
+            tokio::task::yield_now().await;
+        }
+        drop(running);
+        assert!(bob.await.expect("joined"), "bob ran");
+        for w in waiters {
+            assert!(w.await.expect("joined"), "alice's waiters ran");
+        }
+        assert_eq!(a.waiting(), 0);
+        assert!(lock(&a.subjects).is_empty(), "no entry left at rest");
+    }
+
+    #[test]
+    fn a_subjects_share_is_half_at_least_one() {
+        let bounds = |waiting| Bounds {
+            open: 1,
+            per_subject: 1,
+            waiting,
+            wait: Duration::ZERO,
+        };
+        assert_eq!(bounds(0).per_subject_waiting(), 1);
+        assert_eq!(bounds(1).per_subject_waiting(), 1);
+        assert_eq!(bounds(64).per_subject_waiting(), 32);
+        assert_eq!(bounds(65).per_subject_waiting(), 32);
     }
 }

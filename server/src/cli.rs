@@ -203,8 +203,10 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
 }
 
 /// With `[telemetry] listen`: binds it and serves the metrics there (on
-/// the runtime), behind the `[http]` hosts (and any IP address) and,
-/// unless `listen_requires_token = false`, tokens.
+/// the runtime, through the hardened listener with the `[http]` limits),
+/// behind the `[http]` hosts (and any IP address) and, unless
+/// `listen_requires_token = false`, tokens. A non-loopback address whose
+/// metrics need no token is refused unless `allow_public_listen = true`.
 fn serve_metrics(
     runtime: &tokio::runtime::Runtime,
     file: &FileConfig,
@@ -216,12 +218,14 @@ fn serve_metrics(
     let listener = runtime
         .block_on(http::bind(addr))
         .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
-    if let Ok(local) = listener.local_addr() {
-        eprintln!("codemode: metrics on http://{local}/metrics");
-    }
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
+    http::check_metrics_address(local, &options, &file.telemetry)?;
+    eprintln!("codemode: metrics on http://{local}/metrics");
     let metrics = Metrics::new();
-    let app = http::metrics_router(metrics.clone(), &options);
-    runtime.spawn(async move { axum::serve(listener, app).await });
+    let served = metrics.clone();
+    runtime.spawn(async move { http::serve_metrics_listener(listener, served, &options).await });
     Ok(Some(metrics))
 }
 

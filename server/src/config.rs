@@ -130,6 +130,11 @@ pub struct TelemetryConfig {
     /// tokens are configured (default `true`); `false` for a scraper that
     /// sends none (Prometheus by pod annotations).
     pub listen_requires_token: Option<bool>,
+    /// Whether `listen` may be a non-loopback address whose `/metrics`
+    /// needs no token (no `[http]` tokens, or `listen_requires_token =
+    /// false`); refused at start otherwise.
+    #[serde(default)]
+    pub allow_public_listen: bool,
 }
 
 /// Settings of the Streamable HTTP transport.
@@ -155,6 +160,8 @@ pub struct HttpConfig {
     pub keep_alive_timeout_ms: Option<u64>,
     /// Connections open at once.
     pub max_connections: Option<usize>,
+    /// Bytes of request bodies held at once across all connections.
+    pub max_body_bytes_in_flight: Option<usize>,
     /// Milliseconds `/readyz` answers 503 before a drain stops accepting.
     pub drain_delay_ms: Option<u64>,
 }

@@ -1,7 +1,7 @@
 //! The stateless Streamable HTTP transport at `/mcp`, on axum and rmcp.
 //!
-//! JSON responses, no session ID, no SSE keep-alive, 4 MiB request bodies
-//! (413 beyond), 405 for GET and DELETE, and `Host`/`Origin` allow-lists
+//! JSON responses, no session ID, no SSE keep-alive, request bodies of at
+//! most [`max_body_bytes`] (413 beyond), 405 for GET and DELETE, and `Host`/`Origin` allow-lists
 //! against DNS rebinding (loopback names and loopback origins by default;
 //! a config with `allowed_hosts = []` is refused) — those are rmcp's; this
 //! module adds bearer authentication in front: tokens are kept as SHA-256
@@ -55,8 +55,22 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// The largest request body.
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// What a request body may hold beyond its program's source: the
+/// JSON-RPC envelope and the other arguments.
+pub const BODY_ENVELOPE_BYTES: usize = 64 * 1024;
+
+/// The largest request body for programs of at most `max_source_bytes`:
+/// six bytes per byte of source (a control character JSON-escaped as
+/// `\u0001` is six) and [`BODY_ENVELOPE_BYTES`].
+pub fn max_body_bytes(max_source_bytes: usize) -> usize {
+    max_source_bytes
+        .saturating_mul(6)
+        .saturating_add(BODY_ENVELOPE_BYTES)
+}
+
+/// The default of `[http] max_body_bytes_in_flight`: bytes of request
+/// bodies held at once across all connections.
+pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
 /// One accepted bearer token.
 #[derive(Clone)]
@@ -136,6 +150,9 @@ pub struct HttpOptions {
     pub drain: CancellationToken,
     /// How long `/readyz` answers 503 before the listener stops accepting.
     pub drain_delay: Duration,
+    /// Bytes of request bodies held at once across all connections
+    /// (`None`: [`DEFAULT_BODY_BYTES_IN_FLIGHT`]).
+    pub body_bytes_in_flight: Option<usize>,
 }
 
 /// Maps an HTTP request (its headers and extensions) to its subject.
@@ -190,6 +207,7 @@ impl HttpOptions {
             limits: config.connection_limits(),
             drain: CancellationToken::new(),
             drain_delay: Duration::from_millis(config.drain_delay_ms.unwrap_or(0)),
+            body_bytes_in_flight: config.max_body_bytes_in_flight,
             ..HttpOptions::default()
         })
     }
@@ -370,6 +388,15 @@ async fn serve_metrics(
 /// The axum router serving `service` at `/mcp` (and `/metrics` when the
 /// options have metrics).
 pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
+    let max_body = max_body_bytes(service.config().limits.max_source_bytes);
+    let bodies = connection::BodyLimits::new(
+        options.limits.body_read,
+        max_body,
+        options
+            .body_bytes_in_flight
+            .unwrap_or(DEFAULT_BODY_BYTES_IN_FLIGHT),
+    );
+    let max_body = bodies.max();
     let mut handler = CodeModeServer::new(service, Arc::new(HttpSubject));
     if let Some(metrics) = &options.metrics {
         handler = handler.with_metrics(metrics.clone());
@@ -381,7 +408,7 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_max_request_body_bytes(MAX_BODY_BYTES);
+        .with_max_request_body_bytes(max_body);
     if let Some(hosts) = &options.allowed_hosts {
         config = config.with_allowed_hosts(hosts.clone());
     }
@@ -403,12 +430,12 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         server: handler,
         fallback,
         hosts: hosts.clone(),
-        max_body_bytes: MAX_BODY_BYTES,
+        max_body_bytes: max_body,
     });
     let mut router = Router::new()
         .nest_service("/mcp", any(direct::serve).with_state(mcp))
         .layer(middleware::from_fn_with_state(
-            hosts.clone(),
+            (hosts.clone(), max_body),
             crate::strict::refuse_duplicates,
         ));
     if let Some(metrics) = &options.metrics {
@@ -416,7 +443,7 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         router = router.route("/metrics", get(serve_metrics).with_state(state));
     }
     let router = router.layer(middleware::from_fn_with_state(
-        options.limits.body_read,
+        bodies,
         connection::bounded_body,
     ));
     with_auth(router, options).merge(health::routes(options.drain.clone()))
@@ -470,6 +497,43 @@ pub fn metrics_listener_options(
         options.tokens.clear();
     }
     Ok(options)
+}
+
+/// Whether the `[telemetry] listen` listener may serve on `local`, with
+/// `options` (from [`metrics_listener_options`]): a loopback address
+/// always; any other address only if its `/metrics` needs a token, or if
+/// `allow_public_listen = true` says that metrics without a token beyond
+/// loopback are meant (a scraper by pod IP).
+pub fn check_metrics_address(
+    local: std::net::SocketAddr,
+    options: &HttpOptions,
+    telemetry: &TelemetryConfig,
+) -> Result<(), String> {
+    if local.ip().is_loopback() || !options.tokens.is_empty() || telemetry.allow_public_listen {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve metrics on non-loopback address {local} without a token: \
+         configure [[http.tokens]] (and keep listen_requires_token), or set \
+         [telemetry] allow_public_listen = true to serve them to anyone who reaches it"
+    ))
+}
+
+/// Serves `metrics_router` on `listener` (the `[telemetry] listen`
+/// listener) with the timeouts and connection cap of `options`, as the
+/// `--http` listener is served, until the process ends.
+pub async fn serve_metrics_listener(
+    listener: tokio::net::TcpListener,
+    metrics: Metrics,
+    options: &HttpOptions,
+) {
+    let app = metrics_router(metrics, options);
+    let drain = DrainOptions {
+        token: options.drain.clone(),
+        delay: Duration::ZERO,
+        grace: Duration::from_secs(1),
+    };
+    listener::serve(listener, app, options.limits, drain).await;
 }
 
 /// The listen backlog: connections the kernel completes before the server

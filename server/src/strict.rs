@@ -12,7 +12,7 @@
 //! Messages that are not `tools/call` pass untouched.
 
 use crate::http::connection::collect as read_body;
-use crate::http::{Hosts, MAX_BODY_BYTES};
+use crate::http::Hosts;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
@@ -155,7 +155,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for StrictLines<R> {
 /// with the invalid-params error (for allowed hosts; rmcp refuses the
 /// others); passes everything else on with the body as it came.
 pub(crate) async fn refuse_duplicates(
-    State(hosts): State<Arc<Hosts>>,
+    State((hosts, max_body)): State<(Arc<Hosts>, usize)>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -167,7 +167,7 @@ pub(crate) async fn refuse_duplicates(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, MAX_BODY_BYTES).await {
+    let bytes = match read_body(body, max_body).await {
         Ok(bytes) => bytes,
         Err(response) => return response,
     };

@@ -191,6 +191,13 @@ fn the_manifests_use_what_the_binary_has() {
     );
     assert_eq!(text(annotations, &["prometheus.io/path"]), "/metrics");
     assert_eq!(file.telemetry.listen_requires_token, Some(false));
+    // Metrics without a token beyond loopback: said on purpose, so the
+    // binary accepts the address.
+    assert!(file.telemetry.allow_public_listen);
+    let options = codemode_server::http::metrics_listener_options(&loaded.http, &loaded.telemetry)
+        .expect("valid metrics listener");
+    codemode_server::http::check_metrics_address(listen, &options, &loaded.telemetry)
+        .expect("the metrics address is accepted");
 
     // Sizes from the budgets.
     let config = file.limits.to_config();

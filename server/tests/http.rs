@@ -1,6 +1,6 @@
 //! The stateless Streamable HTTP transport through its axum router: JSON
 //! responses without a session ID, the tools over HTTP, 405 for GET and
-//! DELETE, 413 beyond 4 MiB, Host and Origin checks, bearer
+//! DELETE, 413 beyond the body limit (from `max_source_bytes`), Host and Origin checks, bearer
 //! authentication (401 with `WWW-Authenticate: Bearer`), a client
 //! disconnect stopping its program, and the binary's refusal of a
 //! non-loopback address without authentication.
@@ -203,7 +203,7 @@ async fn methods_size_and_host_checks() {
     }
     let huge = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"execute\",\"arguments\":{{\"source\":\"{}\"}}}}}}",
-        "x".repeat(4 * 1024 * 1024)
+        "x".repeat(codemode_server::http::max_body_bytes(65_536))
     );
     let request = post().body(Body::from(huge)).expect("request");
     let (status, _, _) = send(&app, request).await;

@@ -15,6 +15,15 @@ use std::time::{Duration, Instant};
 
 /// Serves the conformance catalog with `limits` on a free loopback port.
 fn serve(limits: ConnectionLimits, drain: DrainOptions) -> SocketAddr {
+    serve_with(limits, drain, None)
+}
+
+/// As [`serve`], with at most `in_flight` bytes of request bodies held.
+fn serve_with(
+    limits: ConnectionLimits,
+    drain: DrainOptions,
+    in_flight: Option<usize>,
+) -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -28,6 +37,7 @@ fn serve(limits: ConnectionLimits, drain: DrainOptions) -> SocketAddr {
             let options = HttpOptions {
                 limits,
                 drain: drain.token.clone(),
+                body_bytes_in_flight: in_flight,
                 ..HttpOptions::default()
             };
             let socket = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -188,16 +198,17 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
 #[test]
 fn connections_beyond_the_cap_wait_for_a_free_one() {
     let addr = serve(limits(10_000, 10_000, 10_000, 2), DrainOptions::default());
+    // Two connections in the middle of a head (not idle: nothing to
+    // close for a newcomer) take both slots.
     let mut first = connect(addr);
     first
-        .write_all(get("/missing", false).as_bytes())
+        .write_all(b"GET /missing HTTP/1.1\r\n")
         .expect("write");
-    assert!(read_response(&mut first).starts_with("HTTP/1.1 404"));
     let mut second = connect(addr);
     second
-        .write_all(get("/missing", false).as_bytes())
+        .write_all(b"GET /missing HTTP/1.1\r\n")
         .expect("write");
-    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
+    std::thread::sleep(Duration::from_millis(100));
     // The third is accepted but not served while two are open.
     let mut third = connect(addr);
     third
@@ -428,4 +439,153 @@ fn readyz_turns_503_during_the_drain_delay() {
         started.elapsed()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_body_limit_follows_max_source_bytes() {
+    let addr = serve(ConnectionLimits::default(), DrainOptions::default());
+    let ask = |body: &str| {
+        let mut s = connect(addr);
+        s.write_all(post(body).as_bytes()).expect("write");
+        read_to_close(&mut s).0
+    };
+    // The default max_source_bytes is 64 KiB: the limit is 6 x 64 KiB and
+    // 64 KiB of envelope, well below the old 4 MiB.
+    let max = codemode_server::http::max_body_bytes(65_536);
+    assert_eq!(max, 6 * 65_536 + 65_536);
+    // A longer declared body is refused before any of it is read.
+    let mut s = connect(addr);
+    let head = post("").replace("Content-Length: 0", &format!("Content-Length: {}", max + 1));
+    s.write_all(head.as_bytes()).expect("write");
+    let (response, _) = read_to_close(&mut s);
+    assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+    assert!(
+        response.contains(&format!("exceeds {max} bytes")),
+        "{response}"
+    );
+    // A source of max_source_bytes that escapes at worst (six bytes per
+    // byte) still fits.
+    let source = "\u{1}".repeat(65_536);
+    let body = execute(&source);
+    assert!(body.len() <= max, "{}", body.len());
+    assert!(body.len() > 6 * 65_536);
+    let response = ask(&body);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+#[test]
+fn bodies_in_flight_share_a_budget_of_bytes() {
+    let addr = serve_with(
+        limits(10_000, 600, 10_000, 16),
+        DrainOptions::default(),
+        Some(1_000),
+    );
+    // A request of about 600 bytes holds them until its response (a
+    // sleep of 1.5 s).
+    let slow = execute(&format!(
+        "def main():\n    pad = \"{}\"\n    return conformance.sleep(ms=1500)\n",
+        "z".repeat(450)
+    ));
+    assert!(slow.len() > 500 && slow.len() < 1_000, "{}", slow.len());
+    let mut first = connect(addr);
+    first.write_all(post(&slow).as_bytes()).expect("write");
+    std::thread::sleep(Duration::from_millis(200));
+    // Another of 740 bytes cannot get its bytes within the body deadline.
+    let body = execute(&format!(
+        "def main():\n    return \"{}\"\n",
+        "y".repeat(300)
+    ));
+    assert!(body.len() + slow.len() > 1_000, "{}", body.len());
+    let mut second = connect(addr);
+    second.write_all(post(&body).as_bytes()).expect("write");
+    let (response, _) = read_to_close(&mut second);
+    assert!(response.starts_with("HTTP/1.1 503"), "{response}");
+    assert!(response.contains("retry-after: 1"), "{response}");
+    // Once the first is answered, its bytes are free.
+    let (done, _) = read_to_close(&mut first);
+    assert!(done.starts_with("HTTP/1.1 200"), "{done}");
+    let mut third = connect(addr);
+    third.write_all(post(&body).as_bytes()).expect("write");
+    let (response, _) = read_to_close(&mut third);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+#[test]
+fn responses_during_the_drain_delay_close_their_connection() {
+    let drain = DrainOptions {
+        delay: Duration::from_secs(30),
+        ..DrainOptions::default()
+    };
+    let token = drain.token.clone();
+    let addr = serve(ConnectionLimits::default(), drain);
+    let mut stream = connect(addr);
+    stream
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let before = read_response(&mut stream);
+    assert!(before.starts_with("HTTP/1.1 404"), "{before}");
+    assert!(
+        !before.to_ascii_lowercase().contains("connection: close"),
+        "{before}"
+    );
+    // The drain starts; the listener still accepts for 30 s, but the next
+    // response on this keep-alive connection tells the client to close it,
+    // and the server closes it.
+    token.cancel();
+    stream
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let (during, _) = read_to_close(&mut stream);
+    assert!(during.starts_with("HTTP/1.1 404"), "{during}");
+    assert!(
+        during.to_ascii_lowercase().contains("connection: close"),
+        "{during}"
+    );
+    // A new connection during the delay is served, once.
+    let mut fresh = connect(addr);
+    fresh
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let (fresh, _) = read_to_close(&mut fresh);
+    assert!(fresh.starts_with("HTTP/1.1 404"), "{fresh}");
+    assert!(
+        fresh.to_ascii_lowercase().contains("connection: close"),
+        "{fresh}"
+    );
+}
+
+#[test]
+fn at_the_cap_the_idlest_keep_alive_connection_gives_up_its_slot() {
+    let addr = serve(limits(10_000, 10_000, 30_000, 2), DrainOptions::default());
+    let mut first = connect(addr);
+    first
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut first).starts_with("HTTP/1.1 404"));
+    std::thread::sleep(Duration::from_millis(50));
+    let mut second = connect(addr);
+    second
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
+    // Both are idle, both slots taken: a newcomer is served at once, in
+    // the slot of the first (idle for longest), which is closed.
+    let started = Instant::now();
+    let mut third = connect(addr);
+    third
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut third).starts_with("HTTP/1.1 404"));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let (rest, _) = read_to_close(&mut first);
+    assert_eq!(rest, "");
+    // The second is still open and served.
+    second
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
 }

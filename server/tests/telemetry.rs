@@ -15,6 +15,7 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 use tower::ServiceExt;
 
 /// Text in a program's source and result that must never reach telemetry.
@@ -311,5 +312,103 @@ fn the_binary_serves_metrics_and_logs_spans_when_configured() {
         "{span}"
     );
     assert!(!log.contains(MARKER), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts `codemode serve` (stdio, stdin held open) with `config`.
+fn start_stdio(dir: &std::path::Path, config: &str) -> std::process::Child {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let path = dir.join("codemode.toml");
+    std::fs::write(&path, config).expect("write");
+    Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
+#[test]
+fn the_metrics_listener_cuts_a_head_that_never_ends() {
+    let dir = std::env::temp_dir().join(format!("codemode-metrics-head-{}", std::process::id()));
+    let mut child = start_stdio(
+        &dir,
+        "catalogs = [\"conformance\"]\n[http]\nheader_read_timeout_ms = 300\n\
+         [telemetry]\nlisten = \"127.0.0.1:0\"\n",
+    );
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("the metrics line");
+    let addr = line
+        .trim()
+        .strip_prefix("codemode: metrics on http://")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    // A whole request is served.
+    let metrics = http(
+        &addr,
+        &format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    // A head that never ends is closed at the header deadline.
+    let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
+    slow.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .expect("write");
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let read = slow.read_to_end(&mut rest);
+    assert!(read.is_ok(), "not closed: {read:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_public_metrics_address_without_a_token_is_refused_unless_allowed() {
+    let dir = std::env::temp_dir().join(format!("codemode-metrics-public-{}", std::process::id()));
+    let config = "catalogs = [\"conformance\"]\n[telemetry]\nlisten = \"0.0.0.0:0\"\n";
+    let mut child = start_stdio(&dir, config);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut log)
+        .expect("stderr");
+    assert_eq!(status.and_then(|s| s.code()), Some(2), "{log}");
+    assert!(log.contains("allow_public_listen"), "{log}");
+    // Said on purpose, it starts.
+    let mut child = start_stdio(&dir, &format!("{config}allow_public_listen = true\n"));
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("the metrics line");
+    assert!(
+        line.starts_with("codemode: metrics on http://0.0.0.0:"),
+        "{line}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }

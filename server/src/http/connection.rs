@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
 
 /// The bounds of every connection of one listener.
@@ -68,7 +69,15 @@ const IDLE: u64 = 2;
 pub struct Phase {
     value: AtomicU64,
     waker: Mutex<Option<Waker>>,
+    /// When the connection last turned idle, in the order of
+    /// [`IDLE_ORDER`] (lower is idle for longer).
+    idle_since: AtomicU64,
+    /// Notified to close the connection (see [`Phase::evict`]).
+    evicted: tokio::sync::Notify,
 }
+
+/// Orders the moments connections turn idle.
+static IDLE_ORDER: AtomicU64 = AtomicU64::new(0);
 
 impl Phase {
     fn set(&self, phase: u64) {
@@ -94,6 +103,8 @@ impl Phase {
 
     /// The response is out: the idle deadline runs.
     pub fn idle(&self) {
+        self.idle_since
+            .store(IDLE_ORDER.fetch_add(1, Ordering::AcqRel), Ordering::Release);
         self.set(IDLE);
         let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(waker) = waker {
@@ -103,6 +114,24 @@ impl Phase {
 
     fn load(&self) -> u64 {
         self.value.load(Ordering::Acquire)
+    }
+
+    /// How long the connection has been idle, as an order (lower is
+    /// longer); `None` while it reads a head or serves a request.
+    pub fn idle_order(&self) -> Option<u64> {
+        (self.load() & 3 == IDLE).then(|| self.idle_since.load(Ordering::Acquire))
+    }
+
+    /// Asks the connection to close: its task shuts it down gracefully
+    /// (at once if it is still idle; a request that has begun is served
+    /// first), see [`Phase::evicted`].
+    pub fn evict(&self) {
+        self.evicted.notify_one();
+    }
+
+    /// Returns once [`Phase::evict`] was called.
+    pub async fn evicted(&self) {
+        self.evicted.notified().await;
     }
 }
 
@@ -120,14 +149,18 @@ impl<T> TimedIo<T> {
     /// Wraps a just-accepted socket; returns the phase its service marks.
     pub fn new(io: T, limits: ConnectionLimits) -> (TimedIo<T>, Arc<Phase>) {
         let phase = Arc::new(Phase::default());
-        let io = TimedIo {
+        (TimedIo::with_phase(io, limits, phase.clone()), phase)
+    }
+
+    /// Wraps a just-accepted socket whose service marks `phase`.
+    pub fn with_phase(io: T, limits: ConnectionLimits, phase: Arc<Phase>) -> TimedIo<T> {
+        TimedIo {
             io,
-            phase: phase.clone(),
+            phase,
             limits,
             sleep: Box::pin(tokio::time::sleep(limits.header_read)),
             armed: None,
-        };
-        (io, phase)
+        }
     }
 
     /// Whether the deadline of the current phase has passed; arms it on
@@ -199,21 +232,90 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for TimedIo<T> {
     }
 }
 
+/// The bounds on request bodies of one router: the body deadline, the
+/// largest body, and the bytes that all bodies being read or served may
+/// hold at once (a semaphore of bytes).
+#[derive(Clone)]
+pub struct BodyLimits {
+    timeout: Duration,
+    max: usize,
+    in_flight: Arc<Semaphore>,
+}
+
+impl BodyLimits {
+    /// Bodies of at most `max` bytes, read within `timeout`, `in_flight`
+    /// bytes of them at once (at most `u32::MAX`, at least one); a body
+    /// is never larger than `in_flight`, so that every body fits.
+    pub fn new(timeout: Duration, max: usize, in_flight: usize) -> BodyLimits {
+        let in_flight = in_flight.clamp(1, u32::MAX as usize);
+        BodyLimits {
+            timeout,
+            max: max.min(in_flight),
+            in_flight: Arc::new(Semaphore::new(in_flight)),
+        }
+    }
+
+    /// The largest body.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+}
+
 /// The layer that reads every request's body in whole within the body
-/// deadline (and the size limit) before the request goes on.
+/// deadline (and the size limit) before the request goes on. The body's
+/// bytes are taken from the router's budget first (its `Content-Length`,
+/// or the largest body when it has none, given back down to its length
+/// once read) and held until the response: a request that cannot get them
+/// within the body deadline is answered 503 with `Retry-After`.
 pub(crate) async fn bounded_body(
-    State(timeout): State<Duration>,
+    State(limits): State<BodyLimits>,
     request: Request,
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    match read_body(body, super::MAX_BODY_BYTES, timeout).await {
+    let started = Instant::now();
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limits.max as u64) {
+        return too_large(limits.max);
+    }
+    let wanted = declared.map_or(limits.max, |n| n as usize);
+    let acquire = limits.in_flight.clone().acquire_many_owned(wanted as u32);
+    let mut held = match tokio::time::timeout(limits.timeout, acquire).await {
+        Ok(Ok(held)) => held,
+        _ => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [
+                    (axum::http::header::RETRY_AFTER, "1"),
+                    (axum::http::header::CONNECTION, "close"),
+                ],
+                "Service Unavailable: too many request bodies in flight",
+            )
+                .into_response();
+        }
+    };
+    let left = limits.timeout.saturating_sub(started.elapsed());
+    match read_body(body, wanted, left).await {
         Ok(bytes) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
+            // A body without a length gives back what it did not use.
+            drop(held.split(wanted - bytes.len()));
+            let response = next
+                .run(Request::from_parts(parts, Body::from(bytes)))
+                .await;
+            drop(held);
+            response
         }
         Err(response) => response,
     }
+}
+
+fn too_large(max: usize) -> Response {
+    let text = format!("Payload Too Large: request body exceeds {max} bytes");
+    plain(StatusCode::PAYLOAD_TOO_LARGE, text)
 }
 
 /// Reads a whole request body: at most `max` bytes (413 beyond, in rmcp's
@@ -242,8 +344,7 @@ pub(crate) async fn collect(body: Body, max: usize) -> Result<Bytes, Response> {
                     continue;
                 };
                 if data.len() > max.saturating_sub(collected.len()) {
-                    let text = format!("Payload Too Large: request body exceeds {max} bytes");
-                    return Err(plain(StatusCode::PAYLOAD_TOO_LARGE, text));
+                    return Err(too_large(max));
                 }
                 if collected.is_empty() {
                     collected = Vec::from(data);

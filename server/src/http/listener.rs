@@ -7,19 +7,27 @@
 //! [`ConnectionLimits::max_connections`] connections are served at once;
 //! a few more (half of [`PROBE_SLOTS`]) wait for a slot, and further ones
 //! are answered 503 with `Retry-After: 1` and closed, so that health
-//! probes always find a socket of their own. When the drain token is cancelled (SIGTERM or SIGINT,
-//! see [`crate::drain`]), `/readyz` answers 503 at once; after the drain
+//! probes always find a socket of their own. A connection that waits for
+//! a slot first closes the idlest keep-alive connection (the one idle for
+//! longest, if any is idle): an idle connection gives up its slot to a new
+//! one. When the drain token is cancelled (SIGTERM or SIGINT,
+//! see [`crate::drain`]), `/readyz` answers 503 at once and every response
+//! carries `Connection: close` (so that a proxy opens its next request on a
+//! fresh connection, to a replica that is not draining, rather than
+//! sending it on one this server is about to close); after the drain
 //! delay the loop stops accepting and closes its socket, every connection
 //! finishes the request it is serving and closes, and [`serve`] returns
 //! once all are closed or the grace period is over.
 
-use super::connection::{ConnectionLimits, TimedIo};
+use super::connection::{ConnectionLimits, Phase, TimedIo};
 use axum::body::Body;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -77,6 +85,7 @@ pub async fn serve(
         tasks: TaskTracker::new(),
         closing: CancellationToken::new(),
         drain: drain.clone(),
+        open: Arc::new(Open::default()),
     };
     let tasks = front.tasks.clone();
     let closing = front.closing.clone();
@@ -128,6 +137,61 @@ struct Front {
     /// request they serve and close.
     closing: CancellationToken,
     drain: DrainOptions,
+    /// The phases of the connections served by `main`.
+    open: Arc<Open>,
+}
+
+/// The connections that hold a slot, by a number of their own: the
+/// phase each one's service marks.
+#[derive(Default)]
+struct Open {
+    next: AtomicU64,
+    phases: Mutex<HashMap<u64, Weak<Phase>>>,
+}
+
+impl Open {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Weak<Phase>>> {
+        self.phases.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts `phase` among the open connections until the guard drops.
+    fn register(self: &Arc<Self>, phase: &Arc<Phase>) -> Registered {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, Arc::downgrade(phase));
+        Registered {
+            id,
+            open: self.clone(),
+        }
+    }
+
+    /// Closes the connection idle for longest; `false` if none is idle.
+    fn evict_idlest(&self) -> bool {
+        let idlest = self
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .filter_map(|phase| phase.idle_order().map(|order| (order, phase)))
+            .min_by_key(|(order, _)| *order);
+        match idlest {
+            Some((_, phase)) => {
+                phase.evict();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes a connection from [`Open`] when it ends.
+struct Registered {
+    id: u64,
+    open: Arc<Open>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.open.lock().remove(&self.id);
+    }
 }
 
 impl Front {
@@ -183,7 +247,8 @@ impl Front {
                 .header_read_timeout(None)
                 .keep_alive(false);
             let health = super::health::routes(self.drain.token.clone());
-            let connection = connection(&http, stream, self.limits, health);
+            let phase = Arc::new(Phase::default());
+            let connection = connection(&http, stream, self.limits, health, None, phase);
             let _ = tokio::time::timeout(self.limits.header_read, connection).await;
             drop(socket);
             return;
@@ -194,6 +259,8 @@ impl Front {
                 let Ok(_waiting) = self.waiting.clone().try_acquire_owned() else {
                     return refuse(stream).await;
                 };
+                // An idle keep-alive connection gives its slot to this one.
+                self.open.evict_idlest();
                 tokio::select! {
                     slot = self.slots.clone().acquire_owned() => match slot {
                         Ok(slot) => slot,
@@ -219,11 +286,22 @@ impl Front {
             http.timer(TokioTimer::new())
                 .header_read_timeout(None)
                 .keep_alive(true);
-            let connection = connection(&http, stream, this.limits, this.router.clone());
+            let draining = this.drain.token.clone();
+            let phase = Arc::new(Phase::default());
+            let _registered = this.open.register(&phase);
+            let connection = connection(
+                &http,
+                stream,
+                this.limits,
+                this.router.clone(),
+                Some(draining),
+                phase.clone(),
+            );
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => return,
                 _ = this.closing.cancelled() => {}
+                _ = phase.evicted() => {}
             }
             connection.as_mut().graceful_shutdown();
             let _ = connection.await;
@@ -233,12 +311,16 @@ impl Front {
 }
 
 /// Serves `router` on one connection, with the timeouts of
-/// [`TimedIo`].
+/// [`TimedIo`]; once `draining` is cancelled, every response carries
+/// `Connection: close` (and hyper closes the connection after it). The
+/// service marks `phase`.
 fn connection(
     http: &hyper::server::conn::http1::Builder,
     stream: TcpStream,
     limits: ConnectionLimits,
     router: Router,
+    draining: Option<CancellationToken>,
+    phase: Arc<Phase>,
 ) -> hyper::server::conn::http1::Connection<
     TokioIo<TimedIo<TcpStream>>,
     impl hyper::service::Service<
@@ -248,15 +330,23 @@ fn connection(
             Future = impl Send,
         > + Send,
 > {
-    let (io, phase) = TimedIo::new(stream, limits);
+    let io = TimedIo::with_phase(stream, limits, phase.clone());
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let mut router = router.clone();
         let phase = phase.clone();
+        let draining = draining.clone();
         phase.busy();
         async move {
             let response = router.call(request.map(Body::new)).await;
+            let mut response = response.unwrap_or_else(|never| match never {});
+            if draining.is_some_and(|d| d.is_cancelled()) {
+                response.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             phase.idle();
-            Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
+            Ok::<_, Infallible>(response)
         }
     });
     http.serve_connection(TokioIo::new(io), service)
