@@ -316,9 +316,10 @@ impl CodeMode {
                 }
                 Segment::Waiting(Started { name, handling }) => {
                     let _paused = Count::up(&inner.counts.paused);
-                    let deadline = running.deadline;
-                    let result =
-                        finish(&snapshot.catalog, &session, handling, &name, deadline).await;
+                    let result = match snapshot.catalog.get(&name) {
+                        Some(cap) => finish(&cap, &session, handling, running.deadline).await,
+                        None => Err(Error::Internal),
+                    };
                     (name, (result, Duration::ZERO))
                 }
             };
@@ -573,13 +574,15 @@ async fn answer(
         }
     }
     let result = match start_handler(session, &cap, prepared.arguments, *deadline) {
-        Ok(future) => bounded(
-            *deadline,
-            session.token,
-            AssertUnwindSafe(future).catch_unwind(),
-        )
-        .await
-        .and_then(|outcome| settle(&cap, outcome)),
+        Ok(future) => {
+            finish(
+                &cap,
+                session,
+                AssertUnwindSafe(future).catch_unwind(),
+                *deadline,
+            )
+            .await
+        }
         Err(e) => Err(e),
     };
     (result, not_counted)
@@ -588,16 +591,14 @@ async fn answer(
 /// Awaits a started handler, bounded by the deadline and the token, and
 /// checks its result.
 async fn finish(
-    catalog: &Catalog,
+    cap: &CapabilityRef<'_>,
     session: &Session<'_>,
     handling: Handling,
-    name: &str,
     deadline: Instant,
 ) -> Result<Data, Error> {
-    let cap = catalog.get(name).ok_or(Error::Internal)?;
     bounded(deadline, session.token, handling)
         .await
-        .and_then(|outcome| settle(&cap, outcome))
+        .and_then(|outcome| settle(cap, outcome))
 }
 
 /// Tells `progress` that the `calls`th call, of `name`, completed.
