@@ -64,6 +64,13 @@ impl Pool {
         }
     }
 
+    /// An arena to own: a kept one when there is one (the largest), else a
+    /// new one of `capacity` bytes. Hand it back with [`Pool::give_back`].
+    pub(crate) fn take_bump(&self, capacity: usize) -> Bump {
+        let kept = self.spare().pop();
+        kept.unwrap_or_else(|| Bump::with_capacity(capacity))
+    }
+
     /// Resets `bump` and keeps it when there is room. An arena that grew
     /// past one chunk is kept as one chunk of its whole size instead: a
     /// reset keeps only the newest chunk (about half of it), so the next
@@ -71,7 +78,7 @@ impl Pool {
     /// allocator may have given back to the system meanwhile, and fault
     /// that in again; one chunk of the whole size is faulted in once, by
     /// the first execution that uses it, and stays.
-    fn give_back(&self, mut bump: Bump) {
+    pub(crate) fn give_back(&self, mut bump: Bump) {
         let used = bump.allocated_bytes();
         bump.reset();
         if bump.allocated_bytes() < used && used <= self.max_bytes {

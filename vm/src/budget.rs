@@ -110,7 +110,14 @@ pub struct Budget {
     reserved: Cell<usize>,
     /// Work units charged since the clock was last looked at.
     work: Cell<u64>,
+    /// Heap bytes charged in all past which the next safe point of the
+    /// interpreter collects (see [`Budget::collected`]).
+    gc_at: Cell<usize>,
 }
+
+/// Bytes allocated since the last collection (at least) before the next
+/// one: a program that allocates less never collects.
+pub const GC_MIN_BYTES: usize = 4 << 20;
 
 /// Bytes an execution reserves of a [`HeapTotal`] at a time: its heap
 /// charges between two reservations cost no shared write.
@@ -184,6 +191,7 @@ impl Budget {
             total: None,
             reserved: Cell::new(0),
             work: Cell::new(0),
+            gc_at: Cell::new(Self::first_gc_at(&limits)),
             limits,
         }
     }
@@ -393,6 +401,81 @@ impl Budget {
         }
         self.heap_bytes.set(total);
         Ok(())
+    }
+
+    /// Where the first collection is due: after [`GC_MIN_BYTES`], or
+    /// earlier under a smaller heap limit; at once under `gc-stress`.
+    fn first_gc_at(limits: &Limits) -> usize {
+        if cfg!(feature = "gc-stress") {
+            return 0;
+        }
+        GC_MIN_BYTES.min(limits.max_heap_bytes / 2)
+    }
+
+    /// Whether a collection is due at the next safe point.
+    #[inline(always)]
+    pub fn gc_due(&self) -> bool {
+        self.heap_bytes.get() >= self.gc_at.get()
+    }
+
+    /// Records a collection that left `live` bytes charged (the program's
+    /// code, which is never collected, and the values still reachable),
+    /// whose copy took `copy` bytes with its bookkeeping: the charge
+    /// becomes `live`, what a shared [`HeapTotal`] had reserved beyond it
+    /// (in whole blocks) goes back, and the next collection is due once
+    /// the program has allocated as much again as it keeps (at least
+    /// [`GC_MIN_BYTES`]) — but early enough that a copy twice as large
+    /// still fits in [`Budget::collection_room`], at 3/4 of the limit at
+    /// the latest (what one instruction allocates between two safe points,
+    /// and the copy, must fit in the rest), and never before
+    /// another 1/16 of the limit, so that a program that
+    /// keeps about half its budget is not collected at every safe point.
+    /// Under `gc-stress`, at every safe point while less than 16 KiB is
+    /// live.
+    pub fn collected(&self, live: usize, copy: usize) {
+        let max = self.limits.max_heap_bytes;
+        self.heap_bytes.set(live);
+        if let Some(shared) = &self.total {
+            let keep = live
+                .div_ceil(HEAP_TOTAL_BLOCK)
+                .saturating_mul(HEAP_TOTAL_BLOCK)
+                .min(max);
+            let reserved = self.reserved.get();
+            if keep < reserved {
+                shared.release(reserved - keep);
+                self.reserved.set(keep);
+                self.heap_ceiling.set(keep);
+            }
+        }
+        let grown = live.saturating_add(live.max(GC_MIN_BYTES));
+        let mut next = grown
+            .min(max.saturating_sub(max / 16 + copy.saturating_mul(2)))
+            .min(max - max / 4)
+            .max(live.saturating_add(max / 16));
+        if cfg!(feature = "gc-stress") {
+            // At every safe point while little is live, else once it grew
+            // by a quarter: a test that builds a large value stays linear.
+            next = next.min(if live < 16 << 10 { 0 } else { live + live / 4 });
+        }
+        self.gc_at.set(next);
+    }
+
+    /// The bytes a collection may take for its copy and bookkeeping: what
+    /// is left of the heap limit, less 1/16 of it to spare for the
+    /// allocator's own overhead.
+    pub fn collection_room(&self) -> usize {
+        let max = self.limits.max_heap_bytes;
+        max.saturating_sub(self.heap_bytes.get())
+            .saturating_sub(max / 16)
+    }
+
+    /// Records a collection that could not be made (its copy would not
+    /// have fit in the heap limit): the next is tried once another 1/16
+    /// of the limit has been charged.
+    pub fn collection_skipped(&self) {
+        let max = self.limits.max_heap_bytes;
+        self.gc_at
+            .set(self.heap_bytes.get().saturating_add((max / 16).max(1)));
     }
 
     /// Gives back a charge for Rust memory that was freed (a transient

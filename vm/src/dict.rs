@@ -635,6 +635,93 @@ impl<'h> DictMap<'h> {
         Ok(map)
     }
 
+    /// A copy of the table in `to` (an arena that becomes the space of
+    /// `heap`, which the copy then grows through), with the same entries at
+    /// the same positions (loop iterators and lookup hints hold positions)
+    /// and the same index and capacity; and the bytes it takes, counted as
+    /// charged. Its
+    /// keys and values are still the old ones: the collector replaces them
+    /// with [`DictMap::set_entry_at`].
+    pub(crate) fn relocated(&self, to: &bumpalo::Bump, heap: Heap<'h>) -> (DictMap<'h>, usize) {
+        let n = self.len as usize;
+        let mut map = DictMap {
+            heap,
+            entries: NonNull::dangling(),
+            index: NonNull::dangling(),
+            len: self.len,
+            cap: self.cap,
+            live: self.live,
+            index_len: self.index_len,
+            _arena: PhantomData,
+        };
+        let cap = self.cap as usize;
+        if cap != 0 {
+            // The capacity is kept: a dict being built goes on growing as
+            // it was charged.
+            let block = to
+                .alloc_layout(Layout::array::<Entry>(cap).expect("a table that exists fits"))
+                .cast::<Entry<'h>>();
+            // SAFETY: the block has room for `cap >= len` entries; the
+            // first `len` are copied from the old, distinct block.
+            unsafe { std::ptr::copy_nonoverlapping(self.entries.as_ptr(), block.as_ptr(), n) };
+            map.entries = block;
+        }
+        if self.index_len != 0 {
+            map.index = NonNull::from(to.alloc_slice_copy(self.index())).cast();
+        }
+        (map, self.relocated_bytes())
+    }
+
+    /// The bytes [`DictMap::relocated`] takes.
+    pub(crate) fn relocated_bytes(&self) -> usize {
+        self.cap as usize * size_of::<Entry>() + self.index_len as usize * size_of::<u32>()
+    }
+
+    /// Sets the key and value of the live entry at position `i` (the
+    /// collector's copies of them).
+    pub(crate) fn set_entry_at(&mut self, i: usize, key: Value<'h>, value: Value<'h>) {
+        let e = &mut self.entries_mut()[i];
+        e.key = key;
+        e.value = value;
+    }
+
+    /// Clears the key and value of the removed entry at position `i`, so
+    /// that it keeps nothing alive.
+    pub(crate) fn clear_dead_at(&mut self, i: usize) {
+        let e = &mut self.entries_mut()[i];
+        e.key = Value::None;
+        e.value = Value::None;
+    }
+
+    /// Whether a live key hashes by an object's address (then
+    /// [`DictMap::rehash_identities`] is due once the objects moved).
+    pub(crate) fn has_identity_keys(&self) -> bool {
+        self.entries()
+            .iter()
+            .any(|e| e.live && crate::gc::hashes_by_address(e.key))
+    }
+
+    /// Hashes again the keys that hash by an object's address (after the
+    /// collector moved the objects) and rebuilds the index in place.
+    pub(crate) fn rehash_identities(&mut self) {
+        for e in self.entries_mut() {
+            if e.live && crate::gc::hashes_by_address(e.key) {
+                // A key in the table was hashable when it was put there,
+                // and its hash needs no budget.
+                e.hash = crate::hash::hash_again(e.key);
+            }
+        }
+        if self.index_len != 0 {
+            self.index_mut().fill(EMPTY);
+            for i in 0..self.entries().len() {
+                if self.entries()[i].live {
+                    let hash = self.entries()[i].hash;
+                    self.index_insert(i, hash);
+                }
+            }
+        }
+    }
+
     /// Sets the value at position `i` of the entry vector (insertion
     /// order, removed entries included: with none removed, the `i`-th
     /// key). The position must be in range.

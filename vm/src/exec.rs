@@ -18,6 +18,7 @@ use crate::data::{self, ConvertError, Data};
 use crate::error::{Error, ErrorKind, LimitKind};
 #[cfg(not(miri))]
 use crate::execution::{Execution, Step};
+use crate::gc::Space;
 use crate::heap::Heap;
 use crate::interp::{DynHost, Thread};
 use crate::value::*;
@@ -159,8 +160,9 @@ pub fn execute_with<H: Host>(
         return Err(ExecError::ResourceLimit(LimitKind::SourceBytes));
     }
     let bump = POOL.take(arena_capacity(source.len()));
+    let space = Space::new(POOL.take_bump(SPACE_CAPACITY));
     let budget = Budget::new(limits.clone(), start, cancel);
-    run(source, capabilities, &Direct(host), &bump, &budget)
+    run(source, capabilities, &Direct(host), &bump, &space, &budget)
         .map_err(|e| classify::<H::Error>(e, source))
 }
 
@@ -175,11 +177,17 @@ pub(crate) fn arena_capacity(len: usize) -> usize {
     len.saturating_mul(32).saturating_add(BASE).min(MAX)
 }
 
+/// The first chunk of a new space (values): most programs make less.
+pub(crate) const SPACE_CAPACITY: usize = 64 << 10;
+
+/// Runs `source`: its syntax tree and code in `bump`, its values in
+/// `space` (which collections replace).
 pub(crate) fn run<'h>(
     source: &'h str,
     capabilities: &'h Capabilities,
     host: &'h dyn DynHost,
     bump: &'h Bump,
+    space: &'h Space,
     budget: &'h Budget,
 ) -> Result<Data, Error> {
     let heap = Heap::new(bump, budget);
@@ -200,7 +208,7 @@ pub(crate) fn run<'h>(
     budget.check_time()?;
     let code = compile_module(heap, module, &roots, universe_values)?;
     let global_names: &'h [&'h str] = module.globals.get().copied().unwrap_or(&[]);
-    let mut thread = Thread::new(heap, budget, global_names, host);
+    let mut thread = Thread::new(space, budget, global_names, host);
     thread.run_toplevel(code)?;
     freeze(&thread.globals);
     let main = global_names

@@ -27,7 +27,8 @@ use crate::budget::{Budget, HeapTotal, Limits};
 use crate::capabilities::Capabilities;
 use crate::data::Data;
 use crate::error::LimitKind;
-use crate::exec::{arena_capacity, classify, run, ExecError};
+use crate::exec::{arena_capacity, classify, run, ExecError, SPACE_CAPACITY};
+use crate::gc::Space;
 use crate::interp::DynHost;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -206,6 +207,7 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
                         // A kept arena when there is one: memory already
                         // touched (see `arena_pool`).
                         let bump = POOL.take(arena_capacity(source.len()));
+                        let space = Space::new(POOL.take_bump(SPACE_CAPACITY));
                         let mut budget = Budget::new(limits, start, cancel);
                         if let Some(total) = total {
                             budget = budget.with_total(total);
@@ -214,7 +216,7 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
                             yielder,
                             not_counted: Cell::new(Duration::ZERO),
                         };
-                        run(source, capabilities.borrow(), &host, &bump, &budget)
+                        run(source, capabilities.borrow(), &host, &bump, &space, &budget)
                             .map_err(|e| classify::<E>(e, source))
                     };
                     // SAFETY: whatever the body borrows it borrows for

@@ -151,6 +151,17 @@ pub fn hash_in(budget: &Budget, v: Value<'_>) -> Result<u32> {
     }
 }
 
+/// The hash of a key that is in a table already, again (the collector
+/// moved an object it hashes by): with no budget, since the same walk was
+/// charged when the key went in, and a key in a table is hashable.
+pub(crate) fn hash_again(v: Value<'_>) -> u32 {
+    match v {
+        Value::Tuple(t) => hash_tuple(t.items, None),
+        _ => hash_leaf(v),
+    }
+    .unwrap_or(0)
+}
+
 /// The hash of string `s`, computed and kept in `s` (its first use as a
 /// key); a long string's bytes are charged to `budget` when there is one.
 #[inline(never)]

@@ -25,6 +25,7 @@ use crate::budget::{Budget, ITEM_UNITS};
 use crate::builtins::{self, Args, BuiltinFn};
 use crate::data::{self, Data, Oversize};
 use crate::error::{Error, ErrorKind, LimitKind, Result};
+use crate::gc::{Collected, Roots, Space};
 use crate::heap::Heap;
 use crate::opcode::*;
 use crate::value::*;
@@ -114,6 +115,11 @@ struct Frame<'h> {
 /// The state of one running execution.
 pub struct Thread<'h> {
     pub heap: Heap<'h>,
+    /// The arena the heap allocates in, which collections replace.
+    space: &'h Space,
+    /// Heap bytes charged before the program ran (its code: never
+    /// collected).
+    code_bytes: usize,
     pub budget: &'h Budget,
     stack: Vec<Value<'h>>,
     frames: Vec<Frame<'h>>,
@@ -127,14 +133,17 @@ pub struct Thread<'h> {
 }
 
 impl<'h> Thread<'h> {
+    /// A thread whose values live in `space`.
     pub fn new(
-        heap: Heap<'h>,
+        space: &'h Space,
         budget: &'h Budget,
         global_names: &'h [&'h str],
         host: &'h dyn DynHost,
     ) -> Thread<'h> {
         Thread {
-            heap,
+            heap: Heap::new(space.bump(), budget),
+            space,
+            code_bytes: budget.heap_bytes(),
             budget,
             stack: Vec::new(),
             frames: Vec::new(),
@@ -176,6 +185,50 @@ impl<'h> Thread<'h> {
             }
             _ => self.call_native(f, positional, named),
         }
+    }
+
+    /// A safe point: collects when the heap has grown enough since the
+    /// last collection (see [`Budget::collected`]) and no builtin is on the
+    /// Rust stack below this loop (only the loop that runs the top level or
+    /// `main` collects: a builtin that called back into Starlark may hold
+    /// values in its locals). Called between two instructions, where every
+    /// value the program can reach is in the thread ([`Roots`]). Fails when
+    /// the deadline passes (or the execution is cancelled) during the
+    /// collection.
+    #[inline(always)]
+    fn safe_point(&mut self) -> Result<()> {
+        if self.budget.gc_due() && self.reentry == 1 {
+            return self.collect();
+        }
+        Ok(())
+    }
+
+    /// Collects now (see [`crate::gc`]).
+    #[cold]
+    #[inline(never)]
+    fn collect(&mut self) -> Result<()> {
+        // The registers above the top frame's are dead between two
+        // instructions (a call writes its callee's before they are read):
+        // cleared, so that what a returned call left there is not kept.
+        if let Some(top) = self.frames.last() {
+            let end = top.base + top.code.nregs as usize;
+            if let Some(dead) = self.stack.get_mut(end..) {
+                dead.fill(Value::None);
+            }
+        }
+        let (space, heap) = (self.space, self.heap);
+        // SAFETY: called only at a safe point, where the thread holds every
+        // value that will be used again.
+        let r = unsafe { crate::gc::collect(space, heap, self) }?;
+        match r {
+            Collected::Done {
+                live, bookkeeping, ..
+            } => self
+                .budget
+                .collected(self.code_bytes + live, live + bookkeeping),
+            Collected::NoRoom => self.budget.collection_skipped(),
+        }
+        Ok(())
     }
 
     /// Runs frames pushed on top of the current ones until the first of
@@ -1166,6 +1219,22 @@ impl<'h> Thread<'h> {
         }
 
         loop {
+            // A safe point (and the only one): the scratch argument vectors
+            // are empty between instructions (a call fills them and they
+            // are cleared before the next), and the locals of this loop
+            // hold no value (the registers are in the thread's stack,
+            // which a collection rewrites in place).
+            if budget.gc_due() {
+                positional.clear();
+                named.clear();
+                if let Err(e) = self.safe_point() {
+                    // Between instructions: the error (the deadline, or
+                    // cancellation) has no position.
+                    budget.put_fuel(fuel as u64);
+                    save_pc!(pc!());
+                    return Err(e);
+                }
+            }
             // The common cases run in the fast path, which hands back the
             // first instruction it leaves to this loop. It is not entered
             // for an instruction it would hand straight back (a call of a
@@ -1641,6 +1710,55 @@ fn release(it: &IterObj<'_>) {
         IterObj::List { list, .. } => list.iterating.set(list.iterating.get().saturating_sub(1)),
         IterObj::Dict { dict, .. } => dict.iterating.set(dict.iterating.get().saturating_sub(1)),
         _ => {}
+    }
+}
+
+impl<'h> Roots<'h> for Thread<'h> {
+    fn each_root(&mut self, visit: &mut dyn FnMut(&mut Value<'h>)) {
+        // Every field, so that a new one is classified here.
+        let Thread {
+            heap: _,
+            space: _,
+            code_bytes: _,
+            budget: _,
+            stack,
+            frames,
+            iters,
+            globals,
+            global_names: _,
+            host: _,
+            allow_native: _,
+            reentry: _,
+        } = self;
+        // (Registers above the top frame's were cleared by the caller.)
+        stack.iter_mut().for_each(&mut *visit);
+        globals.iter_mut().for_each(&mut *visit);
+        for it in iters.iter_mut() {
+            let mut v = Value::Iter(it);
+            visit(&mut v);
+            if let Value::Iter(new) = v {
+                *it = new;
+            }
+        }
+        for f in frames.iter_mut() {
+            // The code is the program's, which is never collected.
+            let Frame {
+                code: _,
+                func,
+                pc: _,
+                base: _,
+                ret: _,
+                iters: _,
+                entry: _,
+            } = f;
+            if let Some(func) = func {
+                let mut v = Value::Function(func);
+                visit(&mut v);
+                if let Value::Function(new) = v {
+                    *func = new;
+                }
+            }
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) mod exec;
 #[cfg(not(miri))]
 pub(crate) mod execution;
 pub(crate) mod format;
+pub(crate) mod gc;
 pub(crate) mod hash;
 pub(crate) mod heap;
 pub(crate) mod interp;
@@ -46,3 +47,4 @@ pub use error::LimitKind;
 pub use exec::{disassemble, execute, execute_with, source_from_bytes, ExecError, Host, HostCall};
 #[cfg(not(miri))]
 pub use execution::{CapabilityCall, Execution, Step, STACK_BYTES};
+pub use gc::collections_on_this_thread;

@@ -82,9 +82,10 @@ fn executions_leave_no_heap_memory_behind() {
         run();
     }
     let after = LIVE.load(Ordering::Relaxed);
-    assert_eq!(
-        after - before,
-        0,
+    // Never more; under `gc-stress` the kept arenas may end smaller (a
+    // collection sizes the arena it copies into by what it copies).
+    assert!(
+        after - before <= 0,
         "{} bytes leaked over 50 executions",
         after - before
     );
@@ -100,5 +101,5 @@ fn executions_leave_no_heap_memory_behind() {
         );
         assert!(r.is_err());
     }
-    assert_eq!(LIVE.load(Ordering::Relaxed) - before, 0);
+    assert!(LIVE.load(Ordering::Relaxed) - before <= 0);
 }

@@ -1,0 +1,953 @@
+//! The collector: the values a program can still reach are copied out of
+//! the arena they were made in into a fresh one, and the old arena is
+//! given back whole.
+//!
+//! An execution's values live in one [`Space`]: a bumpalo arena at a
+//! stable address whose contents a collection replaces. Allocation stays a
+//! bump of a pointer; a collection, run only at a safe point of the
+//! interpreter ([`crate::interp`]: between two instructions of the general
+//! loop, with no builtin on the Rust stack), copies every object reachable
+//! from the roots into a new arena — objects reachable through other
+//! objects by [`Copier`], the roots as the [`Roots`] of the thread
+//! enumerate them — then swaps the new arena in and drops the old one, so
+//! that memory follows what the program keeps, not what it has made.
+//!
+//! What makes this sound:
+//!
+//! - **Only the space moves.** The program's syntax tree, code and
+//!   constants live in another arena, the capability tree and builtins in
+//!   the host's memory or in statics; none of them refers to the space (a
+//!   constant is never a mutable value), so only objects and slices whose
+//!   address lies in the space's chunks are copied, and everything else is
+//!   left where it is.
+//! - **Sharing and cycles survive.** Each object is copied once (a map
+//!   from old to new addresses); a mutable object (list, dict, cell) is
+//!   copied first with its old contents and fixed through its interior
+//!   mutability afterwards, so a cycle through it ends; an immutable one
+//!   (tuple, function, bound method, element view, loop iterator) is built
+//!   after its parts, walked with an explicit stack, never by recursion.
+//! - **Roots are a type.** [`Roots::trace`] is implemented by the thread
+//!   over an exhaustive destructuring of its fields, so a field added to it
+//!   does not compile until it is classified; a safe point is reached only
+//!   where no Rust frame below the loop holds a value of the space.
+//! - **Identity hashes are redone.** Functions, bound methods, cells and
+//!   iterators hash by address; a dict whose keys include one is rehashed
+//!   in place after its keys moved.
+//!
+//! The `gc-stress` feature collects at every safe point and overwrites the
+//! old arena before giving it back, so that a root missed anywhere reads
+//! garbage at once (and fails under AddressSanitizer or a test) instead of
+//! reading a stale but intact copy.
+
+use crate::heap::Heap;
+use crate::value::*;
+use bumpalo::collections::Vec as BumpVec;
+use bumpalo::Bump;
+use std::alloc::Layout;
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::mem::{align_of, size_of};
+
+/// The arena of an execution's values, at a stable address: every
+/// [`Heap`] of the execution and every growing list or dict refers to the
+/// arena through it, so that a collection can replace the arena under
+/// them.
+pub struct Space {
+    bump: UnsafeCell<Bump>,
+}
+
+// Every byte of a `Bump` is inside a `Cell` (its current chunk and its
+// allocation limit), which is what lets `Space::swap` replace the whole
+// value while shared references to it exist. Checked by size: a field
+// outside the cells would grow it.
+const _: () = assert!(
+    size_of::<Bump>()
+        == size_of::<Cell<std::ptr::NonNull<u8>>>() + size_of::<Cell<Option<usize>>>()
+);
+
+impl Space {
+    /// A space allocating in `bump`.
+    pub fn new(bump: Bump) -> Space {
+        Space {
+            bump: UnsafeCell::new(bump),
+        }
+    }
+
+    /// The arena values are allocated in now.
+    #[inline(always)]
+    pub fn bump(&self) -> &Bump {
+        // SAFETY: the arena is replaced only by `swap`, through the cell's
+        // pointer, and every byte of a `Bump` is interior-mutable, so a
+        // shared reference to it may be held across that replacement (it
+        // then sees the new arena).
+        unsafe { &*self.bump.get() }
+    }
+
+    /// Puts `to` in place of the arena and returns the old one.
+    ///
+    /// # Safety
+    /// No allocation of the old arena may be used after it is dropped:
+    /// every reachable value must have been copied out of it.
+    unsafe fn swap(&self, to: Bump) -> Bump {
+        // SAFETY: the caller's contract; a `Bump` is all cells (see
+        // `bump`), and no method of it is running (a collection runs
+        // between two instructions).
+        unsafe { std::ptr::replace(self.bump.get(), to) }
+    }
+}
+
+impl Drop for Space {
+    /// The arena goes back to the process's pool (see
+    /// [`crate::arena_pool`]).
+    fn drop(&mut self) {
+        let bump = std::mem::take(self.bump.get_mut());
+        crate::arena_pool::POOL.give_back(bump);
+    }
+}
+
+/// What holds the roots of a collection: the interpreter's thread.
+pub(crate) trait Roots<'h> {
+    /// Passes every value the holder keeps (functions and iterators as
+    /// values of their kind) to `visit`, which may replace it. The order
+    /// is the same on every call while the holder does not change: a
+    /// collection visits the roots twice, once to copy what they reach and
+    /// once, when the whole copy succeeded, to store the copies.
+    fn each_root(&mut self, visit: &mut dyn FnMut(&mut Value<'h>));
+}
+
+/// What one collection did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collected {
+    /// The reachable objects were copied and the old arena given back.
+    Done {
+        /// Bytes of the objects copied, counted as the heap charges them.
+        live: usize,
+        /// Objects copied.
+        objects: usize,
+        /// Bytes of bookkeeping the copy needed besides (see
+        /// [`Budget::collection_room`](crate::budget::Budget::collection_room)).
+        bookkeeping: usize,
+    },
+    /// The copy would not fit in the heap limit beside the old arena (with
+    /// its bookkeeping): nothing changed, and the program goes on in the
+    /// old arena.
+    NoRoom,
+}
+
+thread_local! {
+    static COLLECTIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Collections run so far on the calling thread (an execution runs on the
+/// thread that resumes it): for tests that must know a collection
+/// happened while a value was held where they put it.
+pub fn collections_on_this_thread() -> u64 {
+    COLLECTIONS.with(Cell::get)
+}
+
+/// Copies the objects reachable from `roots` out of `space` into a fresh
+/// arena, swaps it in and gives the old one back. `heap` is the heap over
+/// `space` (the copied lists and dicts grow through it).
+///
+/// The copy is made before anything is changed: the old objects are only
+/// read, and the roots are replaced only once everything they reach has
+/// been copied. So a collection can give up half way and leave the
+/// program as it was: when the copy and its bookkeeping would take the
+/// charged heap past its limit (memory stays within the budget: the old
+/// arena is charged already, so a program can keep about half its budget
+/// and still be collected), and when the deadline passes or the execution
+/// is cancelled (a collection looks at the clock as it goes: copying a
+/// large heap takes tens of milliseconds), which is then the error.
+///
+/// # Safety
+/// Must run where every value of the space that will be used again is
+/// reachable from `roots` (a safe point of the interpreter).
+pub(crate) unsafe fn collect<'h>(
+    space: &'h Space,
+    heap: Heap<'h>,
+    roots: &mut dyn Roots<'h>,
+) -> crate::error::Result<Collected> {
+    let budget = heap.budget;
+    budget.check_time()?;
+    let mut from: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: no allocation happens in the space while the chunks are
+    // listed.
+    for (ptr, len) in unsafe { space.bump().iter_allocated_chunks_raw() } {
+        from.push((ptr as usize, ptr as usize + len));
+    }
+    from.sort_unstable();
+    let used: usize = from.iter().map(|(a, b)| b - a).sum();
+    // The copy and its bookkeeping must fit beside the old arena.
+    let room = budget.collection_room();
+    let to = Bump::with_capacity(used.clamp(4 << 10, room.max(4 << 10)));
+    let scratch = Bump::new();
+    let mut copier = Copier {
+        from,
+        to: &to,
+        space: space.bump(),
+        heap,
+        moved: Forwarding::new(&scratch),
+        work: BumpVec::new_in(&scratch),
+        parts: BumpVec::new_in(&scratch),
+        scratch: &scratch,
+        rehash: Vec::new(),
+        live: 0,
+        objects: 0,
+        visits: 0,
+        room,
+        stopped: None,
+    };
+    let mut copies: Vec<Value<'h>> = Vec::new();
+    roots.each_root(&mut |v| {
+        let c = copier.value(*v);
+        copies.push(c);
+        copier.drain();
+    });
+    if let Some(stop) = copier.stopped.take() {
+        // Nothing refers to the copy: it goes, and its pages with it.
+        drop(copier);
+        give_back_pages(&to);
+        drop(to);
+        give_back_pages(&scratch);
+        return match stop {
+            Stop::NoRoom => Ok(Collected::NoRoom),
+            Stop::Failed(e) => Err(e),
+        };
+    }
+    let done = Collected::Done {
+        live: copier.live,
+        objects: copier.objects,
+        bookkeeping: copier.bookkeeping(),
+    };
+    let rehash = std::mem::take(&mut copier.rehash);
+    drop(copier);
+    give_back_pages(&scratch);
+    drop(scratch);
+    let mut next = copies.into_iter();
+    roots.each_root(&mut |v| {
+        if let Some(c) = next.next() {
+            *v = c;
+        }
+    });
+    // SAFETY: the roots and everything they reach now refer to the copies
+    // in `to`, or to memory outside the space.
+    let old = unsafe { space.swap(to) };
+    if cfg!(feature = "gc-stress") {
+        // SAFETY: the chunks are the old arena's own, and nothing reads
+        // them again (the contract of `collect`).
+        for (ptr, len) in unsafe { old.iter_allocated_chunks_raw() } {
+            // SAFETY: as above; `ptr` is valid for `len` bytes.
+            unsafe { std::ptr::write_bytes(ptr, 0xdb, len) };
+        }
+    } else {
+        give_back_pages(&old);
+    }
+    drop(old);
+    COLLECTIONS.with(|n| n.set(n.get() + 1));
+    for d in rehash {
+        d.map.borrow_mut().rehash_identities();
+    }
+    Ok(done)
+}
+
+/// Hands the pages of `arena`'s allocations back to the system before it
+/// is dropped. glibc's allocator maps a large block on its own and unmaps
+/// it when freed, but raises that size each time such a block is freed
+/// (up to 32 MiB), and memory freed into a thread's heap is not returned;
+/// so a dropped arena's chunks would soon stay resident after they are
+/// freed, while the next arena's take fresh pages, and memory would follow
+/// the arenas a program has had rather than the one it has. The pages
+/// within each chunk's allocated part are released (`MADV_DONTNEED`: read
+/// again, they are zero), which leaves the allocator's own records (before
+/// a chunk) and bumpalo's (after its allocations) as they are.
+fn give_back_pages(arena: &Bump) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        // SAFETY: the chunks are listed while nothing allocates in `arena`.
+        for (ptr, len) in unsafe { arena.iter_allocated_chunks_raw() } {
+            let start = (ptr as usize).next_multiple_of(PAGE);
+            let end = (ptr as usize + len) & !(PAGE - 1);
+            if end > start {
+                // SAFETY: `start..end` lies within the arena's allocations,
+                // which nothing reads again (the arena is dropped next);
+                // pages released this way read as zero if touched again.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+                }
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = arena;
+}
+
+/// Why a collection gave up.
+enum Stop {
+    /// The copy would not fit in the heap limit.
+    NoRoom,
+    /// The deadline passed or the execution was cancelled.
+    Failed(crate::error::Error),
+}
+
+/// Where each copied object went: an open-addressing table from old to new
+/// addresses, kept in an arena of its own (`scratch`) so that the
+/// collection gives its pages back with the rest when it ends (a table in
+/// the allocator's heap would stay resident after it is freed).
+struct Forwarding<'s> {
+    scratch: &'s Bump,
+    /// `(old, new)` pairs; an old address of 0 is a free slot. Never more
+    /// than 3/4 full.
+    slots: &'s mut [(usize, usize)],
+    len: usize,
+    /// Bytes of all the tables made, the outgrown ones included.
+    bytes: usize,
+}
+
+impl<'s> Forwarding<'s> {
+    fn new(scratch: &'s Bump) -> Forwarding<'s> {
+        Forwarding {
+            scratch,
+            slots: scratch.alloc_slice_fill_copy(1024, (0, 0)),
+            len: 0,
+            bytes: 1024 * size_of::<(usize, usize)>(),
+        }
+    }
+
+    /// The slot of `old`, or the free one where it would go.
+    fn slot(slots: &[(usize, usize)], old: usize) -> usize {
+        let mask = slots.len() - 1;
+        // Objects are 8-byte aligned: the low bits carry nothing.
+        let mut i = ((old >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & mask;
+        while slots[i].0 != 0 && slots[i].0 != old {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    fn get(&self, old: usize) -> Option<usize> {
+        let (k, v) = self.slots[Self::slot(self.slots, old)];
+        (k == old).then_some(v)
+    }
+
+    fn contains(&self, old: usize) -> bool {
+        self.get(old).is_some()
+    }
+
+    /// Whether the next insertion makes a new table.
+    fn full(&self) -> bool {
+        (self.len + 1) * 4 > self.slots.len() * 3
+    }
+
+    /// Bytes the next insertion may take: the table it grows into.
+    fn next_bytes(&self) -> usize {
+        if self.full() {
+            self.slots.len() * 2 * size_of::<(usize, usize)>()
+        } else {
+            0
+        }
+    }
+
+    fn insert(&mut self, old: usize, new: usize) {
+        if self.full() {
+            self.bytes += self.slots.len() * 2 * size_of::<(usize, usize)>();
+            let grown = self
+                .scratch
+                .alloc_slice_fill_copy(self.slots.len() * 2, (0usize, 0usize));
+            for &(k, v) in self.slots.iter() {
+                if k != 0 {
+                    grown[Self::slot(grown, k)] = (k, v);
+                }
+            }
+            self.slots = grown;
+        }
+        let i = Self::slot(self.slots, old);
+        if self.slots[i].0 == 0 {
+            self.len += 1;
+        }
+        self.slots[i] = (old, new);
+    }
+}
+
+/// The state of one collection: where the old arena is, the new one, and
+/// which objects have been copied.
+pub(crate) struct Copier<'h, 'c> {
+    /// The old arena's allocated ranges, sorted.
+    from: Vec<(usize, usize)>,
+    to: &'c Bump,
+    /// The space, which lists and dicts keep for their growth.
+    space: &'h Bump,
+    heap: Heap<'h>,
+    /// Old address to new address of every object copied.
+    moved: Forwarding<'c>,
+    /// Copied mutable objects whose contents are still (from the given
+    /// position on) the old values: fixed depth first, so that this
+    /// holds one entry per level of nesting, not one per object.
+    work: BumpVec<'c, (Value<'h>, usize)>,
+    /// The aggregates being copied after their parts, with the next part
+    /// of each (see [`Copier::aggregate`]).
+    parts: BumpVec<'c, (Value<'h>, usize)>,
+    /// The arena of the bookkeeping (the table and the two stacks), given
+    /// back when the collection ends.
+    scratch: &'c Bump,
+    /// Copied dicts with a key that hashes by address.
+    rehash: Vec<&'h DictObj<'h>>,
+    live: usize,
+    objects: usize,
+    visits: usize,
+    /// Bytes the copy and its bookkeeping may take.
+    room: usize,
+    /// Why the collection stopped half way, once it has.
+    stopped: Option<Stop>,
+}
+
+/// Values visited (each a copy, a lookup or an int passed over) between
+/// two looks at the clock.
+const CHECK_EVERY: usize = 4096;
+
+/// A word-rounded size, as the heap charges text.
+fn rounded(n: usize) -> usize {
+    n.saturating_add(7) & !7
+}
+
+/// Whether `v` is copied only after its parts (an immutable object that
+/// holds values).
+fn is_aggregate(v: Value<'_>) -> bool {
+    matches!(
+        v,
+        Value::Tuple(_)
+            | Value::Function(_)
+            | Value::BoundMethod(_)
+            | Value::Elems(_)
+            | Value::Iter(_)
+    )
+}
+
+/// The `i`-th value an aggregate holds, if it has that many.
+fn part<'h>(v: Value<'h>, i: usize) -> Option<Value<'h>> {
+    match v {
+        Value::Tuple(t) => t.items.get(i).copied(),
+        Value::Elems(e) => match i {
+            0 => Some(e.source),
+            _ => e.items.get(i - 1).copied(),
+        },
+        Value::Function(f) => f
+            .defaults
+            .get(i)
+            .copied()
+            .or_else(|| f.freevars.get(i - f.defaults.len()).map(|c| Value::Cell(c))),
+        Value::BoundMethod(m) => (i == 0).then_some(m.receiver),
+        Value::Iter(it) => match it {
+            IterObj::List { list, .. } => (i == 0).then_some(Value::List(list)),
+            IterObj::Dict { dict, .. } => (i == 0).then_some(Value::Dict(dict)),
+            IterObj::Tuple { items, .. } => items.get(i).copied(),
+        },
+        _ => None,
+    }
+}
+
+/// The address of the object `v` refers to, for those that live in an
+/// arena.
+fn address(v: Value<'_>) -> Option<usize> {
+    fn at<T>(r: &T) -> Option<usize> {
+        Some(r as *const T as usize)
+    }
+    match v {
+        Value::None
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Builtin(_)
+        | Value::Module(_)
+        | Value::Unbound => None,
+        Value::BigInt(r) => at(r),
+        Value::Str(r) => at(r),
+        Value::Bytes(r) => at(r),
+        Value::List(r) => at(r),
+        Value::Tuple(r) => at(r),
+        Value::Dict(r) => at(r),
+        Value::Range(r) => at(r),
+        Value::Function(r) => at(r),
+        Value::BoundMethod(r) => at(r),
+        Value::Namespace(r) => at(r),
+        Value::Capability(r) => at(r),
+        Value::Elems(r) => at(r),
+        Value::Cell(r) => at(r),
+        Value::Iter(r) => at(r),
+    }
+}
+
+/// The same kind of value as `like`, referring to the object at `addr`
+/// (a copy of the object `like` refers to).
+///
+/// # Safety
+/// `addr` must be the address of a live object of `like`'s kind.
+unsafe fn retag<'h>(like: Value<'h>, addr: usize) -> Value<'h> {
+    // SAFETY: the caller's contract, for each kind.
+    unsafe {
+        match like {
+            Value::BigInt(_) => Value::BigInt(&*(addr as *const BigIntObj<'h>)),
+            Value::Str(_) => Value::Str(&*(addr as *const StrObj<'h>)),
+            Value::Bytes(_) => Value::Bytes(&*(addr as *const BytesObj<'h>)),
+            Value::List(_) => Value::List(&*(addr as *const ListObj<'h>)),
+            Value::Tuple(_) => Value::Tuple(&*(addr as *const TupleObj<'h>)),
+            Value::Dict(_) => Value::Dict(&*(addr as *const DictObj<'h>)),
+            Value::Range(_) => Value::Range(&*(addr as *const RangeObj)),
+            Value::Function(_) => Value::Function(&*(addr as *const FunctionObj<'h>)),
+            Value::BoundMethod(_) => Value::BoundMethod(&*(addr as *const BoundMethodObj<'h>)),
+            Value::Elems(_) => Value::Elems(&*(addr as *const ElemsObj<'h>)),
+            Value::Cell(_) => Value::Cell(&*(addr as *const CellObj<'h>)),
+            Value::Iter(_) => Value::Iter(&*(addr as *const IterObj<'h>)),
+            other => other,
+        }
+    }
+}
+
+impl<'h> Copier<'h, '_> {
+    /// Whether `addr` lies in the old arena.
+    fn in_from(&self, addr: usize) -> bool {
+        let i = self.from.partition_point(|&(start, _)| start <= addr);
+        i > 0 && addr < self.from[i - 1].1
+    }
+
+    /// Whether `v` refers to an object of the old arena not yet copied.
+    fn pending(&self, v: Value<'h>) -> bool {
+        address(v).is_some_and(|a| self.in_from(a) && !self.moved.contains(a))
+    }
+
+    /// The value that replaces `v`: `v` itself when it refers to nothing
+    /// in the old arena, else (the copy of) its object in the new one.
+    fn value(&mut self, v: Value<'h>) -> Value<'h> {
+        self.visits += 1;
+        if self.visits.is_multiple_of(CHECK_EVERY) {
+            if let Err(e) = self.heap.budget.check_time() {
+                self.stopped = Some(Stop::Failed(e));
+            }
+        }
+        let Some(addr) = address(v) else {
+            return v;
+        };
+        if !self.in_from(addr) || self.stopped.is_some() {
+            return v;
+        }
+        if let Some(new) = self.moved.get(addr) {
+            // SAFETY: `new` is the copy of the object at `addr`, of its kind.
+            return unsafe { retag(v, new) };
+        }
+        if is_aggregate(v) {
+            self.aggregate(v)
+        } else {
+            let new = self.copy_one(v);
+            self.copied(addr, new);
+            new
+        }
+    }
+
+    /// Whether a copy of the object `v` refers to still fits in the room
+    /// of the collection, checked before it is made (one list's storage
+    /// can be most of a heap); when not, the collection stops.
+    fn fits(&mut self, v: Value<'h>) -> bool {
+        let slice = |n: usize| n * size_of::<Value>();
+        let bytes = match v {
+            Value::Str(s) => rounded(s.text.len()) + size_of::<StrObj>(),
+            Value::Bytes(b) => rounded(b.bytes.len()) + size_of::<BytesObj>(),
+            Value::BigInt(b) => b.digits.len() * 4 + size_of::<BigIntObj>(),
+            Value::Range(_) => size_of::<RangeObj>(),
+            Value::List(l) => slice(l.items.borrow().capacity()) + size_of::<ListObj>(),
+            Value::Dict(d) => d.map.borrow().relocated_bytes() + size_of::<DictObj>(),
+            Value::Tuple(t) => slice(t.items.len()) + size_of::<TupleObj>(),
+            Value::Elems(e) => slice(e.items.len()) + size_of::<ElemsObj>(),
+            Value::Function(f) => {
+                slice(f.defaults.len()) + size_of_val(f.freevars) + size_of::<FunctionObj>()
+            }
+            Value::Iter(IterObj::Tuple { items, .. }) => slice(items.len()) + size_of::<IterObj>(),
+            _ => 64,
+        };
+        let bookkeeping = self.bookkeeping() + self.moved.next_bytes();
+        let fits = self.live.saturating_add(bytes).saturating_add(bookkeeping) <= self.room;
+        if !fits {
+            self.stopped = Some(Stop::NoRoom);
+        }
+        fits
+    }
+
+    /// Bytes of the collection's bookkeeping: the tables of copied objects
+    /// and the two stacks (twice their capacity: each kept what it
+    /// outgrew).
+    fn bookkeeping(&self) -> usize {
+        let stacks = (self.work.capacity() + self.parts.capacity()) * size_of::<(Value, usize)>();
+        self.moved.bytes + 2 * stacks
+    }
+
+    /// Records that the object at `old` was copied as `new`, and looks at
+    /// the clock every [`CHECK_EVERY`] objects.
+    fn copied(&mut self, old: usize, new: Value<'h>) {
+        if let Some(n) = address(new) {
+            self.moved.insert(old, n);
+        }
+        self.objects += 1;
+    }
+
+    /// Copies the aggregate `root` after its parts, depth first with an
+    /// explicit stack (aggregates nest without bound, and only through
+    /// each other: a cycle always passes a mutable object, which is
+    /// copied at once).
+    fn aggregate(&mut self, root: Value<'h>) -> Value<'h> {
+        let mut stack = std::mem::replace(&mut self.parts, BumpVec::new_in(self.scratch));
+        stack.clear();
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            if let Some(p) = part(v, i) {
+                top.1 += 1;
+                if is_aggregate(p) && self.pending(p) {
+                    stack.push((p, 0));
+                }
+                continue;
+            }
+            stack.pop();
+            let new = self.copy_one(v);
+            if self.stopped.is_some() {
+                break;
+            }
+            if let Some(old) = address(v) {
+                self.copied(old, new);
+            }
+        }
+        self.parts = stack;
+        let addr = address(root).expect("an aggregate is an object");
+        match self.moved.get(addr) {
+            // SAFETY: the root was copied last, of its kind.
+            Some(new) => unsafe { retag(root, new) },
+            // The collection stopped before the root was copied.
+            None => root,
+        }
+    }
+
+    /// A copy in the new arena of a slice of values, each replaced by
+    /// [`Copier::value`] of it; a slice outside the old arena is kept.
+    fn slice(&mut self, items: &'h [Value<'h>]) -> &'h [Value<'h>] {
+        if items.is_empty() || !self.in_from(items.as_ptr() as usize) {
+            return items;
+        }
+        self.live += size_of_val(items);
+        let out: &mut [Value<'h>] = self.to.alloc_slice_copy(items);
+        for v in out.iter_mut() {
+            *v = self.value(*v);
+        }
+        // SAFETY: the new arena becomes the space, which lives for `'h`.
+        unsafe { &*(out as *const [Value<'h>]) }
+    }
+
+    /// Moves `obj` into the new arena, counting `bytes`.
+    fn put<T>(&mut self, obj: T, bytes: usize) -> &'h T {
+        self.live += bytes;
+        let r: &T = self.to.alloc(obj);
+        // SAFETY: the new arena becomes the space, which lives for `'h`.
+        unsafe { &*(r as *const T) }
+    }
+
+    /// Bytes copied into the new arena, counted as charged, living for
+    /// `'h`.
+    fn bytes(&mut self, b: &'h [u8]) -> &'h [u8] {
+        self.live += rounded(b.len());
+        let out: &[u8] = self.to.alloc_slice_copy(b);
+        // SAFETY: the new arena becomes the space, which lives for `'h`.
+        unsafe { &*(out as *const [u8]) }
+    }
+
+    /// A copy of the object `v` refers to. Leaves are copied whole; a
+    /// mutable object with its old contents (fixed by [`Copier::drain`]);
+    /// an aggregate with its parts, which are copied already.
+    fn copy_one(&mut self, v: Value<'h>) -> Value<'h> {
+        if self.stopped.is_some() || !self.fits(v) {
+            return v;
+        }
+        match v {
+            Value::Str(s) => Value::Str(self.string(s)),
+            Value::Bytes(b) => {
+                let bytes = self.bytes(b.bytes);
+                Value::Bytes(self.put(BytesObj { bytes }, size_of::<BytesObj>()))
+            }
+            Value::BigInt(b) => {
+                self.live += b.digits.len() * 4;
+                let digits: &[u32] = self.to.alloc_slice_copy(b.digits);
+                // SAFETY: the new arena becomes the space, which lives for
+                // `'h`.
+                let digits = unsafe { &*(digits as *const [u32]) };
+                Value::BigInt(self.put(
+                    BigIntObj {
+                        negative: b.negative,
+                        digits,
+                    },
+                    size_of::<BigIntObj>(),
+                ))
+            }
+            Value::Range(r) => Value::Range(self.put(
+                RangeObj {
+                    start: r.start,
+                    stop: r.stop,
+                    step: r.step,
+                },
+                size_of::<RangeObj>(),
+            )),
+            Value::List(l) => {
+                let items = l.items.borrow();
+                // The capacity is kept: a list being built goes on growing
+                // by doubling, as it was charged.
+                let cap = items.capacity();
+                let vec = if cap == 0 {
+                    BumpVec::new_in(self.space)
+                } else {
+                    self.live += cap * size_of::<Value>();
+                    let storage = self
+                        .to
+                        .alloc_layout(Layout::array::<Value>(cap).expect("a list that exists fits"))
+                        .cast::<Value<'h>>()
+                        .as_ptr();
+                    // SAFETY: `storage` is a block of the new arena of room
+                    // for `cap` values, its first `len` written here; it
+                    // becomes the space's (the arena the vector then grows
+                    // in) before the list is used again.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(items.as_ptr(), storage, items.len());
+                        BumpVec::from_raw_parts_in(storage, items.len(), cap, self.space)
+                    }
+                };
+                drop(items);
+                let new = self.put(
+                    ListObj {
+                        items: RefCell::new(vec),
+                        frozen: Cell::new(l.frozen.get()),
+                        iterating: Cell::new(l.iterating.get()),
+                    },
+                    size_of::<ListObj>(),
+                );
+                self.work.push((Value::List(new), 0));
+                Value::List(new)
+            }
+            Value::Dict(d) => {
+                let (map, bytes) = d.map.borrow().relocated(self.to, self.heap);
+                let new = self.put(
+                    DictObj {
+                        map: RefCell::new(map),
+                        frozen: Cell::new(d.frozen.get()),
+                        iterating: Cell::new(d.iterating.get()),
+                    },
+                    size_of::<DictObj>() + bytes,
+                );
+                self.work.push((Value::Dict(new), 0));
+                Value::Dict(new)
+            }
+            Value::Cell(c) => {
+                let new = self.put(
+                    CellObj {
+                        value: Cell::new(c.value.get()),
+                    },
+                    size_of::<CellObj>(),
+                );
+                self.work.push((Value::Cell(new), 0));
+                Value::Cell(new)
+            }
+            Value::Tuple(t) => Value::Tuple(self.tuple(t.items)),
+            Value::Elems(e) => {
+                let source = self.value(e.source);
+                let items = self.slice(e.items);
+                Value::Elems(self.put(
+                    ElemsObj {
+                        source,
+                        kind: e.kind,
+                        items,
+                    },
+                    size_of::<ElemsObj>(),
+                ))
+            }
+            Value::Function(f) => {
+                let defaults = self.slice(f.defaults);
+                let freevars =
+                    if f.freevars.is_empty() || !self.in_from(f.freevars.as_ptr() as usize) {
+                        f.freevars
+                    } else {
+                        self.live += size_of_val(f.freevars);
+                        let out: &mut [&CellObj<'h>] = self.to.alloc_slice_copy(f.freevars);
+                        for c in out.iter_mut() {
+                            if let Value::Cell(n) = self.value(Value::Cell(c)) {
+                                *c = n;
+                            }
+                        }
+                        // SAFETY: the new arena becomes the space, which lives
+                        // for `'h`.
+                        unsafe { &*(out as *const [&'h CellObj<'h>]) }
+                    };
+                Value::Function(self.put(
+                    FunctionObj {
+                        code: f.code,
+                        defaults,
+                        freevars,
+                    },
+                    size_of::<FunctionObj>(),
+                ))
+            }
+            Value::BoundMethod(m) => {
+                let receiver = self.value(m.receiver);
+                Value::BoundMethod(self.put(
+                    BoundMethodObj {
+                        receiver,
+                        method: m.method,
+                    },
+                    size_of::<BoundMethodObj>(),
+                ))
+            }
+            Value::Iter(it) => {
+                let new = match it {
+                    IterObj::List { list, index } => IterObj::List {
+                        list: match self.value(Value::List(list)) {
+                            Value::List(l) => l,
+                            _ => list,
+                        },
+                        index: Cell::new(index.get()),
+                    },
+                    IterObj::Dict { dict, index } => IterObj::Dict {
+                        dict: match self.value(Value::Dict(dict)) {
+                            Value::Dict(d) => d,
+                            _ => dict,
+                        },
+                        index: Cell::new(index.get()),
+                    },
+                    IterObj::Tuple { items, index } => IterObj::Tuple {
+                        items: self.slice(items),
+                        index: Cell::new(index.get()),
+                    },
+                };
+                Value::Iter(self.put(new, size_of::<IterObj>()))
+            }
+            other => other,
+        }
+    }
+
+    /// A copy of a string, its text right after it (as [`Heap::str`] makes
+    /// one), keeping its computed hash.
+    fn string(&mut self, s: &'h StrObj<'h>) -> &'h StrObj<'h> {
+        let len = s.text.len();
+        self.live += rounded(len) + size_of::<StrObj>();
+        let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
+            .expect("a string that exists fits a layout");
+        let block = self.to.alloc_layout(layout).as_ptr();
+        // SAFETY: `block` is a fresh allocation with room for the object
+        // and `len` bytes after it; the text is written before the object
+        // that refers to it, and nothing is written after a reference is
+        // made. The new arena becomes the space, which lives for `'h`.
+        unsafe {
+            let text = block.add(size_of::<StrObj>());
+            std::ptr::copy_nonoverlapping(s.text.as_ptr(), text, len);
+            let obj = block.cast::<StrObj<'h>>();
+            obj.write(StrObj {
+                text: std::slice::from_raw_parts(text, len),
+                hash: Cell::new(s.hash.get()),
+            });
+            &*obj
+        }
+    }
+
+    /// A copy of a tuple whose items are copied already, the items right
+    /// after the object (as [`Heap::tuple`] makes one).
+    fn tuple(&mut self, items: &'h [Value<'h>]) -> &'h TupleObj<'h> {
+        let n = items.len();
+        self.live += size_of::<TupleObj>() + size_of_val(items);
+        let layout = Layout::from_size_align(
+            size_of::<TupleObj>() + size_of_val(items),
+            align_of::<TupleObj>().max(align_of::<Value>()),
+        )
+        .expect("a tuple that exists fits a layout");
+        let block = self.to.alloc_layout(layout).as_ptr();
+        // SAFETY: `block` has room for the object and `n` values after it
+        // (aligned: the object's size is a multiple of a value's
+        // alignment); the items are written before the object that refers
+        // to them. The new arena becomes the space, which lives for `'h`.
+        unsafe {
+            let data = block.add(size_of::<TupleObj>()).cast::<Value<'h>>();
+            for (i, &v) in items.iter().enumerate() {
+                data.add(i).write(self.value(v));
+            }
+            let obj = block.cast::<TupleObj<'h>>();
+            obj.write(TupleObj {
+                items: std::slice::from_raw_parts(data, n),
+            });
+            &*obj
+        }
+    }
+
+    /// Fixes the contents of the copied mutable objects until none is left
+    /// (fixing one may copy more), one value at a time, the newest object
+    /// first.
+    fn drain(&mut self) {
+        while let Some(&mut (v, ref mut at)) = self.work.last_mut() {
+            if self.stopped.is_some() {
+                self.work.clear();
+                return;
+            }
+            let i = *at;
+            *at += 1;
+            match v {
+                Value::List(l) => {
+                    let item = l.items.borrow().get(i).copied();
+                    match item {
+                        Some(x) => {
+                            let y = self.value(x);
+                            l.items.borrow_mut()[i] = y;
+                        }
+                        None => {
+                            self.work.pop();
+                        }
+                    }
+                }
+                Value::Dict(d) => {
+                    let entry = d.map.borrow().entry_at(i);
+                    match entry {
+                        Some(Some((k, x))) => {
+                            let (k, x) = (self.value(k), self.value(x));
+                            d.map.borrow_mut().set_entry_at(i, k, x);
+                        }
+                        // A removed entry keeps nothing alive.
+                        Some(None) => d.map.borrow_mut().clear_dead_at(i),
+                        None => {
+                            self.work.pop();
+                            if d.map.borrow().has_identity_keys() {
+                                self.rehash.push(d);
+                            }
+                        }
+                    }
+                }
+                Value::Cell(c) => {
+                    self.work.pop();
+                    c.value.set(self.value(c.value.get()));
+                }
+                _ => {
+                    self.work.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Whether `v`, as a dict key, hashes by the address of an object
+/// (itself, or an item of a tuple at any depth: walked without recursion).
+pub(crate) fn hashes_by_address(v: Value<'_>) -> bool {
+    let items = match v {
+        Value::Function(_) | Value::BoundMethod(_) | Value::Cell(_) | Value::Iter(_) => {
+            return true
+        }
+        Value::Tuple(t) => t.items,
+        _ => return false,
+    };
+    let mut stack = items.to_vec();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Function(_) | Value::BoundMethod(_) | Value::Cell(_) | Value::Iter(_) => {
+                return true
+            }
+            Value::Tuple(t) => stack.extend_from_slice(t.items),
+            _ => {}
+        }
+    }
+    false
+}

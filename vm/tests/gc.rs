@@ -1,0 +1,374 @@
+//! The collector finds every root: a value held in each place the
+//! interpreter keeps values survives collections intact, with its sharing,
+//! its cycles and its identity (as a dict key). Each program runs twice:
+//! under a heap limit small enough that it collects many times while the
+//! value is held, and under one so large that it never collects (it
+//! allocates less than the first collection waits for); the results must
+//! be equal, and the first run must have collected. (Built with the
+//! `gc-stress` feature, both runs collect at every safe point.)
+
+use codemode_vm::{
+    collections_on_this_thread, execute, execute_with, Capabilities, Data, ExecError, Execution,
+    Host, HostCall, LimitKind, Limits, Step,
+};
+use std::time::Duration;
+
+/// A function that makes garbage: about 200 KiB of strings and lists per
+/// call, none of it kept.
+const CHURN: &str = r#"
+def churn(n = 1):
+    for _ in range(n):
+        g = [("garbage-" + str(i)) * 4 for i in range(1200)]
+        g = None
+"#;
+
+struct Caps;
+
+impl Host for Caps {
+    type Error = String;
+    fn call(&self, call: HostCall<'_>) -> Result<Data, String> {
+        // `t.echo(x=...)` returns `{"got": x, "pad": "..."}`.
+        let x = call
+            .args
+            .first()
+            .map(|(_, d)| d.clone())
+            .unwrap_or(Data::Null);
+        Ok(Data::Map(vec![
+            ("got".into(), x),
+            ("pad".into(), Data::Str("p".repeat(300))),
+        ]))
+    }
+}
+
+fn limits(heap: usize) -> Limits {
+    Limits {
+        max_heap_bytes: heap,
+        max_steps: 1 << 40,
+        max_time: Duration::from_secs(120),
+        ..Limits::default()
+    }
+}
+
+/// Runs `body` (with [`CHURN`] defined) and returns its result and the
+/// collections it caused.
+fn run(body: &str, heap: usize) -> (Result<Data, ExecError<String>>, u64) {
+    let src = format!("{CHURN}\n{body}");
+    let before = collections_on_this_thread();
+    let r = execute(&src, &["t.echo"], &Caps, &limits(heap), None);
+    (r, collections_on_this_thread() - before)
+}
+
+/// `body` gives the same result collecting often as never collecting,
+/// and that result is `want` (JSON).
+fn same_with_collections(body: &str, want: &str) {
+    same_with_collections_under(body, want, 2 << 20)
+}
+
+/// [`same_with_collections`], collecting under a heap limit of `heap`.
+fn same_with_collections_under(body: &str, want: &str, heap: usize) {
+    let (never, _) = run(body, 1 << 30);
+    let never = never.unwrap_or_else(|e| panic!("{e:?}\n{body}"));
+    assert_eq!(never.to_json_string(), want, "{body}");
+    let (often, n) = run(body, heap);
+    let often = often.unwrap_or_else(|e| panic!("{e:?}\n{body}"));
+    assert!(n >= 2, "only {n} collections:\n{body}");
+    assert_eq!(often, never, "{body}");
+}
+
+#[test]
+fn registers_keep_their_values() {
+    same_with_collections(
+        r#"
+def main():
+    big = 1000000000000000 * 1000000000000000
+    a = [1, "two", 3.5, big, b"by"]
+    s = "x" * 40
+    t = (a, s, {"k": a})
+    r = range(3, 30, 4)
+    e = "héllo".codepoints()
+    churn(30)
+    a.append(len(s))
+    return [[str(x) for x in a], s, t[0] == a, t[2]["k"][-1], list(r), list(e), str(big + 1)]
+"#,
+        r#"[["1","two","3.5","1000000000000000000000000000000","by","40"],"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",true,40,[3,7,11,15,19,23,27],["h","é","l","l","o"],"1000000000000000000000000000001"]"#,
+    );
+}
+
+#[test]
+fn frames_of_every_depth_keep_their_locals() {
+    same_with_collections(
+        r#"
+def leaf(d):
+    mine = {"d": d, "s": str(d) * 3}
+    churn(30)
+    return [mine["s"]]
+
+def mid(d):
+    mine = [str(d), (d, "m")]
+    rest = leaf(d - 1)
+    return rest + [mine[0] + mine[1][1]]
+
+def top(d):
+    mine = {"t": "top" * d}
+    rest = [x for x in mid(d - 1) if not churn()]
+    return rest + [len(mine["t"])]
+
+def main():
+    return top(4) + (lambda y: y + [str(y)])(["l"])
+"#,
+        r#"["222","3m",12,"l","[\"l\"]"]"#,
+    );
+}
+
+#[test]
+fn globals_and_the_top_level_keep_their_values() {
+    same_with_collections_under(
+        r#"
+G = {"k": [1, 2], "s": "glob" * 3}
+X = [str(i) for i in range(8000)]
+H = (G, X[-1])
+
+def main():
+    churn(20)
+    return [G, X[:3], len(X), H[1], H[0]["k"]]
+"#,
+        r#"[{"k":[1,2],"s":"globglobglob"},["0","1","2"],8000,"7999",[1,2]]"#,
+        4 << 20,
+    );
+}
+
+#[test]
+fn closures_keep_their_cells() {
+    same_with_collections(
+        r#"
+def make():
+    c = [0]
+    items = {"a": "b" * 5}
+    def inc(n = 1):
+        c[0] += n
+        churn(2)
+        return items
+    return inc
+
+def main():
+    inc = make()
+    for i in range(20):
+        churn()
+        inc(i)
+    return [inc()["a"], inc(0) == inc(0)]
+"#,
+        r#"["bbbbb",true]"#,
+    );
+}
+
+#[test]
+fn loops_in_progress_keep_their_iterators_and_what_they_build() {
+    same_with_collections(
+        r#"
+def main():
+    src = [str(i) * 2 for i in range(30)]
+    d = {"k%d" % i: [i] for i in range(30)}
+    out = []
+    built = {}
+    for x in src:
+        churn()
+        out.append(x + "!")
+        for k in d:
+            built[k + x] = d[k][0]
+    doubled = {k: v + [0] for k, v in d.items() if not churn()}
+    tup = tuple(src)
+    seen = []
+    for y in tup:
+        churn()
+        seen.append(y)
+    chars = [c for c in "abcdef".elems() if not churn()]
+    return [out[:2], out[-1], len(built), built["k29" + "2929"], doubled["k3"], seen == src, chars]
+"#,
+        r#"[["00!","11!"],"2929!",900,29,[3,0],true,["a","b","c","d","e","f"]]"#,
+    );
+}
+
+#[test]
+fn sorting_with_a_key_keeps_the_keys_and_the_items() {
+    same_with_collections(
+        r#"
+def key(r):
+    return (-r["score"], "n" * 3 + r["name"])
+
+def main():
+    recs = []
+    for i in range(300):
+        churn()
+        recs.append({"name": "user-%d" % i, "score": (i * 7919) % 100})
+    top = sorted(recs, key = key)[:3]
+    churn(20)
+    return [r["name"] for r in top]
+"#,
+        r#"["user-121","user-21","user-221"]"#,
+    );
+}
+
+#[test]
+fn capability_arguments_and_results_survive() {
+    same_with_collections(
+        r#"
+def main():
+    got = []
+    for i in range(40):
+        arg = {"i": i, "s": "a" * i, "l": [i, [i]]}
+        churn()
+        r = t.echo(x = arg)
+        churn()
+        got.append(r)
+    return [got[39]["got"], len(got[5]["pad"]), got[0]["got"]["l"]]
+"#,
+        r#"[{"i":39,"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","l":[39,[39]]},300,[0,[0]]]"#,
+    );
+}
+
+#[test]
+fn the_result_is_converted_after_collections() {
+    same_with_collections(
+        r#"
+def main():
+    rows = [{"id": i, "tags": ["t" + str(i)]} for i in range(50)]
+    churn(30)
+    return {"rows": rows[-2:], "n": len(rows)}
+"#,
+        r#"{"rows":[{"id":48,"tags":["t48"]},{"id":49,"tags":["t49"]}],"n":50}"#,
+    );
+}
+
+#[test]
+fn identity_keys_are_found_after_their_objects_moved() {
+    same_with_collections(
+        r#"
+def f():
+    return 1
+
+def g():
+    return 2
+
+def main():
+    lst = []
+    m = lst.append
+    d = {f: "f", g: "g", (f, 1): "tuple", m: "method"}
+    big = {}
+    for i in range(40):
+        big[(g, i)] = i
+    churn(30)
+    m(5)
+    return [d[f], d[g], d[(f, 1)], d[m], (g, 39) in big, big[(g, 7)], lst, len(big)]
+"#,
+        r#"["f","g","tuple","method",true,7,[5],40]"#,
+    );
+}
+
+#[test]
+fn sharing_and_cycles_survive() {
+    same_with_collections(
+        r#"
+def main():
+    a = [1]
+    b = a
+    a.append(a)
+    d = {"self": None}
+    d["self"] = d
+    shared = [9]
+    pair = (shared, shared)
+    churn(30)
+    b.append(2)
+    pair[0].append(10)
+    return [len(a), len(a[1]), a[1][2], len(d["self"]["self"]), pair[1], shared]
+"#,
+        r#"[3,3,2,1,[9,10],[9,10]]"#,
+    );
+}
+
+#[test]
+fn deep_nesting_is_copied_without_recursion() {
+    same_with_collections_under(
+        r#"
+def main():
+    t = ()
+    l = []
+    for i in range(20000):
+        t = (t, i)
+        l = [l]
+    churn(150)
+    depth = 0
+    for _ in range(30000):
+        if len(t) == 0:
+            break
+        t = t[0]
+        depth += 1
+    return depth
+"#,
+        "20000",
+        16 << 20,
+    );
+}
+
+/// The heap limit bounds what a program keeps, not what it has made: a
+/// program that makes 100 times its budget in garbage ends, and one that
+/// keeps more than its budget fails with the heap limit.
+#[test]
+fn the_heap_limit_bounds_live_values() {
+    let churner = "def main():\n    n = 0\n    for i in range(60000):\n        s = \"item-\" + str(i) * 4\n        n += len(s)\n    return n\n";
+    let before = collections_on_this_thread();
+    let got = execute(churner, &[], &Caps, &limits(256 << 10), None);
+    let expected: usize = (0..60000).map(|i: usize| 5 + 4 * i.to_string().len()).sum();
+    assert_eq!(got.map(|d| d.to_json_string()), Ok(expected.to_string()));
+    assert!(collections_on_this_thread() - before >= 5);
+
+    let keeper = "def main():\n    keep = []\n    for i in range(60000):\n        keep.append(\"item-\" + str(i) * 4)\n    return len(keep)\n";
+    assert_eq!(
+        execute(keeper, &[], &Caps, &limits(256 << 10), None),
+        Err(ExecError::ResourceLimit(LimitKind::HeapBytes))
+    );
+}
+
+/// A paused execution keeps its values: they survive the pause and the
+/// collections after it, on whichever thread resumes it.
+#[test]
+fn a_paused_execution_keeps_its_values() {
+    let src = format!(
+        "{CHURN}\ndef main():\n    held = [\"h\" * 10, {{\"k\": [1, 2]}}]\n    out = []\n    for i in range(8):\n        churn(3)\n        out.append(t.echo(x = held[0] + str(i))[\"got\"])\n        churn(3)\n    return [held, out[-1]]\n"
+    );
+    let caps = Capabilities::new(["t.echo"]);
+    let mut execution: Execution<'_, String> = Execution::new(&src, &caps, limits(2 << 20), None);
+    let mut step = execution.resume(None);
+    let mut calls = 0;
+    let result = loop {
+        match step {
+            Step::Done(r) => break r,
+            Step::Call(call) => {
+                calls += 1;
+                let reply = Caps.call(HostCall {
+                    name: &call.name,
+                    args: call.args,
+                });
+                // Resumed from another thread every other call.
+                step = if calls % 2 == 0 {
+                    std::thread::scope(|s| {
+                        s.spawn(|| execution.resume(Some((reply, Duration::ZERO))))
+                            .join()
+                            .unwrap()
+                    })
+                } else {
+                    execution.resume(Some((reply, Duration::ZERO)))
+                };
+            }
+        }
+    };
+    assert_eq!(calls, 8);
+    assert_eq!(
+        result.unwrap().to_json_string(),
+        r#"[["hhhhhhhhhh",{"k":[1,2]}],"hhhhhhhhhh7"]"#
+    );
+    let direct = execute_with(&src, &caps, &Caps, &limits(2 << 20), None);
+    assert_eq!(
+        direct.unwrap().to_json_string(),
+        r#"[["hhhhhhhhhh",{"k":[1,2]}],"hhhhhhhhhh7"]"#
+    );
+}
