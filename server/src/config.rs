@@ -222,7 +222,8 @@ pub struct LimitsConfig {
     /// MaxIntermediateValueBytes: total bytes of native results.
     #[arg(long = "max-intermediate-bytes", value_name = "N")]
     pub max_intermediate_bytes: Option<usize>,
-    /// MaxHeapBytes: bytes the interpreter may allocate per execution.
+    /// MaxHeapBytes: bytes of values an execution may keep, plus those
+    /// allocated since its last collection.
     #[arg(long, value_name = "N")]
     pub max_heap_bytes: Option<usize>,
     /// MaxSearchQueryBytes: raw search query bytes.
