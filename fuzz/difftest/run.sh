@@ -18,7 +18,9 @@ if [[ -z "${DIFFTEST_PYTHON:-}" ]]; then
   exit 2
 fi
 findings="${DIFFTEST_FINDINGS:-$here/findings}"
-(cd "$here" && cargo build --release --quiet)
+# DIFFTEST_FEATURES (e.g. `gc-stress,no-fast-path`) builds the interpreter
+# in those modes.
+(cd "$here" && cargo build --release --quiet --features "${DIFFTEST_FEATURES:-}")
 bin="${CARGO_TARGET_DIR:-$here/target}/release/difftest"
 chunk=100000
 status=0

@@ -427,9 +427,10 @@ impl Budget {
     /// [`GC_MIN_BYTES`]) — but early enough that a copy twice as large
     /// still fits in [`Budget::collection_room`], at 3/4 of the limit at
     /// the latest (what one instruction allocates between two safe points,
-    /// and the copy, must fit in the rest), and never before
-    /// another 1/16 of the limit, so that a program that
-    /// keeps about half its budget is not collected at every safe point.
+    /// and the copy, must fit in the rest), and never before another 1/16
+    /// of the limit (or [`GC_MIN_BYTES`], if less) is charged, so that a
+    /// program that keeps about half its budget is not collected at every
+    /// safe point.
     /// Under `gc-stress`, at every safe point while less than 16 KiB is
     /// live.
     pub fn collected(&self, live: usize, copy: usize) {
@@ -451,7 +452,7 @@ impl Budget {
         let mut next = grown
             .min(max.saturating_sub(max / 16 + copy.saturating_mul(2)))
             .min(max - max / 4)
-            .max(live.saturating_add(max / 16));
+            .max(live.saturating_add((max / 16).min(GC_MIN_BYTES)));
         if cfg!(feature = "gc-stress") {
             // At every safe point while little is live, else once it grew
             // by a quarter: a test that builds a large value stays linear.
@@ -471,11 +472,11 @@ impl Budget {
 
     /// Records a collection that could not be made (its copy would not
     /// have fit in the heap limit): the next is tried once another 1/16
-    /// of the limit has been charged.
+    /// of the limit (or [`GC_MIN_BYTES`], if less) has been charged.
     pub fn collection_skipped(&self) {
         let max = self.limits.max_heap_bytes;
-        self.gc_at
-            .set(self.heap_bytes.get().saturating_add((max / 16).max(1)));
+        let step = (max / 16).clamp(1, GC_MIN_BYTES);
+        self.gc_at.set(self.heap_bytes.get().saturating_add(step));
     }
 
     /// Gives back a charge for Rust memory that was freed (a transient
