@@ -35,8 +35,9 @@ round, then the next program.
 - `codemode run`: a fresh process of the binary per run, timed by that
   process's CPU time (user + system, from `wait4`).
 - CPython: a fresh process per run of the interpreter named by `--cpython`
-  (default /usr/bin/python3.11 when it exists, else `python3` on PATH),
-  started with `-I` (no PYTHON* variables, no user site); it reads the
+  (default /usr/bin/python3.11 when it exists, else `python3` on PATH;
+  run by the path it reports as `sys.executable`, so that a launcher
+  script such as a pyenv shim is not timed), started with `-I` (no PYTHON* variables, no user site); it reads the
   program, execs it, calls `main()` and prints the result as JSON. Timed
   like `codemode run`. The `.star` file runs as Python source, except the
   json programs, which have a `.py` twin (Starlark's json module is not
@@ -251,7 +252,8 @@ args = sysconfig.get_config_var("CONFIG_ARGS") or ""
 v = sys.version_info
 changelog = f"/usr/share/doc/python{v.major}.{v.minor}/changelog.Debian.gz"
 print(json.dumps({
-    "executable": os.path.realpath(sys.executable),
+    "executable": sys.executable,
+    "realpath": os.path.realpath(sys.executable),
     "version": sys.version,
     "enable_optimizations": "--enable-optimizations" in args,
     "with_lto": "--with-lto" in args,
@@ -504,7 +506,9 @@ class Binding:
 
 
 def cpython_build(interpreter):
-    """The note that says which CPython build runs the programs."""
+    """The interpreter's own path (not a launcher script such as a pyenv
+    shim, which would run in every timed run), and the note that says
+    which CPython build runs the programs."""
     p = subprocess.run([interpreter, "-I", "-c", CPYTHON_INFO],
                        capture_output=True, text=True, check=True)
     info = json.loads(p.stdout)
@@ -516,7 +520,10 @@ def cpython_build(interpreter):
         flags += (" (a Debian package: Debian builds it with PGO and LTO in "
                   "its own rules, which CONFIG_ARGS does not record)")
     version = " ".join(info["version"].split())
-    return f"CPython: {info['executable']}, {version}; {flags}"
+    path = info["executable"]
+    if info["realpath"] != path:
+        path += f" (-> {info['realpath']})"
+    return info["executable"], f"CPython: {path}, {version}; {flags}"
 
 
 def geomean(xs):
@@ -572,11 +579,11 @@ def main():
                     help="time wall clock instead of CPU time")
     args = ap.parse_args()
 
-    interpreter = shutil.which(args.cpython)
-    if interpreter is None:
+    if shutil.which(args.cpython) is None:
         sys.exit(f"compare.py: no CPython interpreter {args.cpython}")
+    interpreter, note = cpython_build(shutil.which(args.cpython))
     binary = os.path.abspath(args.codemode)
-    print(cpython_build(interpreter))
+    print(note)
     print(f"starlark-go and starlark-rust: in {sys.executable} "
           f"({' '.join(sys.version.split())})", flush=True)
 
