@@ -117,7 +117,7 @@ pub struct Budget {
 
 /// Bytes allocated since the last collection (at least) before the next
 /// one: a program that allocates less never collects.
-pub const GC_MIN_BYTES: usize = 4 << 20;
+pub const GC_MIN_BYTES: usize = 16 << 20;
 
 /// Bytes an execution reserves of a [`HeapTotal`] at a time: its heap
 /// charges between two reservations cost no shared write.
@@ -423,8 +423,9 @@ impl Budget {
     /// whose copy took `copy` bytes with its bookkeeping: the charge
     /// becomes `live`, what a shared [`HeapTotal`] had reserved beyond it
     /// (in whole blocks) goes back, and the next collection is due once
-    /// the program has allocated as much again as it keeps (at least
-    /// [`GC_MIN_BYTES`]) — but early enough that a copy twice as large
+    /// the program has allocated twice as much as it keeps (at least
+    /// [`GC_MIN_BYTES`]: copying costs in proportion to what is kept, so
+    /// this bounds it to half a byte per byte allocated) — but early enough that a copy twice as large
     /// still fits in [`Budget::collection_room`], at 3/4 of the limit at
     /// the latest (what one instruction allocates between two safe points,
     /// and the copy, must fit in the rest), and never before another 1/16
@@ -448,7 +449,7 @@ impl Budget {
                 self.heap_ceiling.set(keep);
             }
         }
-        let grown = live.saturating_add(live.max(GC_MIN_BYTES));
+        let grown = live.saturating_add(live.saturating_mul(2).max(GC_MIN_BYTES));
         let mut next = grown
             .min(max.saturating_sub(max / 16 + copy.saturating_mul(2)))
             .min(max - max / 4)
