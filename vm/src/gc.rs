@@ -630,12 +630,50 @@ impl<'h> Copier<'h, '_> {
             return items;
         }
         self.live += size_of_val(items);
-        let out: &mut [Value<'h>] = self.to.alloc_slice_copy(items);
-        for v in out.iter_mut() {
-            *v = self.value(*v);
+        let out = self
+            .to
+            .alloc_layout(Layout::for_value(items))
+            .cast::<Value<'h>>()
+            .as_ptr();
+        for (i, &v) in items.iter().enumerate() {
+            let copy = self.value(v);
+            if self.stopped.is_some() {
+                // The copy is given up: nothing will read this block.
+                return items;
+            }
+            // SAFETY: `out` has room for `items.len()` values.
+            unsafe { out.add(i).write(copy) };
         }
-        // SAFETY: the new arena becomes the space, which lives for `'h`.
-        unsafe { &*(out as *const [Value<'h>]) }
+        // SAFETY: all `items.len()` values were written; the new arena
+        // becomes the space, which lives for `'h`.
+        unsafe { std::slice::from_raw_parts(out, items.len()) }
+    }
+
+    /// Copies `len` bytes from `src` to `dst` a megabyte at a time,
+    /// looking at the clock between pieces (a single list or string can
+    /// be most of a heap: copying it, and faulting in its pages, can take
+    /// longer than the deadline allows). Returns whether all were copied;
+    /// when the clock stopped the collection, they were not.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads and `dst` for writes of `len` bytes,
+    /// and the two must not overlap.
+    unsafe fn copy_in_pieces(&mut self, src: *const u8, dst: *mut u8, len: usize) -> bool {
+        const PIECE: usize = 1 << 20;
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(PIECE);
+            // SAFETY: the caller's contract; `done + n <= len`.
+            unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
+            done += n;
+            if done < len {
+                if let Err(e) = self.heap.budget.check_time() {
+                    self.stopped = Some(Stop::Failed(e));
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Moves `obj` into the new arena, counting `bytes`.
@@ -704,14 +742,17 @@ impl<'h> Copier<'h, '_> {
                         .alloc_layout(Layout::array::<Value>(cap).expect("a list that exists fits"))
                         .cast::<Value<'h>>()
                         .as_ptr();
+                    let (from, bytes) = (items.as_ptr().cast::<u8>(), size_of_val(&items[..]));
+                    // SAFETY: the old storage holds the `len` values; the
+                    // new block has room for them, apart from it.
+                    if !unsafe { self.copy_in_pieces(from, storage.cast(), bytes) } {
+                        return v;
+                    }
                     // SAFETY: `storage` is a block of the new arena of room
-                    // for `cap` values, its first `len` written here; it
+                    // for `cap` values, its first `len` written above; it
                     // becomes the space's (the arena the vector then grows
                     // in) before the list is used again.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(items.as_ptr(), storage, items.len());
-                        BumpVec::from_raw_parts_in(storage, items.len(), cap, self.space)
-                    }
+                    unsafe { BumpVec::from_raw_parts_in(storage, items.len(), cap, self.space) }
                 };
                 drop(items);
                 let new = self.put(
@@ -833,12 +874,17 @@ impl<'h> Copier<'h, '_> {
             .expect("a string that exists fits a layout");
         let block = self.to.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh allocation with room for the object
-        // and `len` bytes after it; the text is written before the object
-        // that refers to it, and nothing is written after a reference is
-        // made. The new arena becomes the space, which lives for `'h`.
+        // and `len` bytes after it, apart from the old text.
+        let text = unsafe { block.add(size_of::<StrObj>()) };
+        // SAFETY: as above.
+        if !unsafe { self.copy_in_pieces(s.text.as_ptr(), text, len) } {
+            // The copy is given up: the old string stands in.
+            return s;
+        }
+        // SAFETY: the text is written before the object that refers to
+        // it, and nothing is written after a reference is made. The new
+        // arena becomes the space, which lives for `'h`.
         unsafe {
-            let text = block.add(size_of::<StrObj>());
-            std::ptr::copy_nonoverlapping(s.text.as_ptr(), text, len);
             let obj = block.cast::<StrObj<'h>>();
             obj.write(StrObj {
                 text: std::slice::from_raw_parts(text, len),
