@@ -517,12 +517,7 @@ impl<'h> Copier<'h, '_> {
     /// The value that replaces `v`: `v` itself when it refers to nothing
     /// in the old arena, else (the copy of) its object in the new one.
     fn value(&mut self, v: Value<'h>) -> Value<'h> {
-        self.visits += 1;
-        if self.visits.is_multiple_of(CHECK_EVERY) {
-            if let Err(e) = self.heap.budget.check_time() {
-                self.stopped = Some(Stop::Failed(e));
-            }
-        }
+        self.tick();
         let Some(addr) = address(v) else {
             return v;
         };
@@ -539,6 +534,18 @@ impl<'h> Copier<'h, '_> {
             let new = self.copy_one(v);
             self.copied(addr, new);
             new
+        }
+    }
+
+    /// Counts a value visited, and looks at the clock every
+    /// [`CHECK_EVERY`] of them.
+    #[inline]
+    fn tick(&mut self) {
+        self.visits += 1;
+        if self.visits.is_multiple_of(CHECK_EVERY) {
+            if let Err(e) = self.heap.budget.check_time() {
+                self.stopped = Some(Stop::Failed(e));
+            }
         }
     }
 
@@ -599,6 +606,10 @@ impl<'h> Copier<'h, '_> {
             let (v, i) = *top;
             if let Some(p) = part(v, i) {
                 top.1 += 1;
+                self.tick();
+                if self.stopped.is_some() {
+                    break;
+                }
                 if is_aggregate(p) && self.pending(p) {
                     stack.push((p, 0));
                 }
