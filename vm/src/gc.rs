@@ -45,7 +45,7 @@ use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::mem::{align_of, size_of};
+use std::mem::size_of;
 
 /// The arena of an execution's values, at a stable address: every
 /// [`Heap`] of the execution and every growing list or dict refers to the
@@ -881,8 +881,7 @@ impl<'h> Copier<'h, '_> {
     fn string(&mut self, s: &'h StrObj<'h>) -> &'h StrObj<'h> {
         let len = s.text.len();
         self.live += rounded(len) + size_of::<StrObj>();
-        let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
-            .expect("a string that exists fits a layout");
+        let layout = StrObj::block_layout(len).expect("a string that exists fits a layout");
         let block = self.to.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh allocation with room for the object
         // and `len` bytes after it, apart from the old text.
@@ -910,11 +909,7 @@ impl<'h> Copier<'h, '_> {
     fn tuple(&mut self, items: &'h [Value<'h>]) -> &'h TupleObj<'h> {
         let n = items.len();
         self.live += size_of::<TupleObj>() + size_of_val(items);
-        let layout = Layout::from_size_align(
-            size_of::<TupleObj>() + size_of_val(items),
-            align_of::<TupleObj>().max(align_of::<Value>()),
-        )
-        .expect("a tuple that exists fits a layout");
+        let layout = TupleObj::block_layout(n).expect("a tuple that exists fits a layout");
         let block = self.to.alloc_layout(layout).as_ptr();
         // SAFETY: `block` has room for the object and `n` values after it
         // (aligned: the object's size is a multiple of a value's

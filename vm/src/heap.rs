@@ -100,8 +100,7 @@ impl<'h> Heap<'h> {
     unsafe fn str_filled(&self, len: usize, fill: impl FnOnce(*mut u8)) -> Value<'h> {
         // A charged `len` is far below `isize::MAX`, so the layout is
         // valid.
-        let layout = Layout::from_size_align(size_of::<StrObj>() + len, align_of::<StrObj>())
-            .expect("a charged string fits a layout");
+        let layout = StrObj::block_layout(len).expect("a charged string fits a layout");
         let block = self.bump.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh arena allocation of `layout`: room for
         // the object (aligned for it) and `len` bytes after it, which
@@ -250,11 +249,7 @@ impl<'h> Heap<'h> {
         // The object and its items are one arena block, the items right
         // after the object: a tuple is one allocation. A charged `n` is
         // far below `isize::MAX` bytes, so the layout is valid.
-        let layout = Layout::from_size_align(
-            size_of::<TupleObj>() + size_of_val(items),
-            align_of::<TupleObj>().max(align_of::<Value>()),
-        )
-        .expect("a charged tuple fits a layout");
+        let layout = TupleObj::block_layout(n).expect("a charged tuple fits a layout");
         let block = self.bump.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh arena allocation of `layout`: the
         // object at its start, then room for `n` values (aligned: the

@@ -192,12 +192,13 @@ impl<'h> Thread<'h> {
     /// Rust stack below this loop (only the loop that runs the top level or
     /// `main` collects: a builtin that called back into Starlark may hold
     /// values in its locals). Called between two instructions, where every
-    /// value the program can reach is in the thread ([`Roots`]). Fails when
+    /// value the program can reach is in the thread ([`Roots`]). The caller
+    /// has seen that a collection is due ([`Budget::gc_due`]). Fails when
     /// the deadline passes (or the execution is cancelled) during the
     /// collection.
     #[inline(always)]
     fn safe_point(&mut self) -> Result<()> {
-        if self.budget.gc_due() && self.reentry == 1 {
+        if self.reentry == 1 {
             return self.collect();
         }
         Ok(())

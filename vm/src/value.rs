@@ -214,6 +214,35 @@ fn short_bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+impl StrObj<'_> {
+    /// The layout of a string's block: the object, then its `len` bytes of
+    /// text ([`crate::heap::Heap::str`] makes one, and the collector's
+    /// copy). `None` past what a layout can describe.
+    #[inline]
+    pub fn block_layout(len: usize) -> Option<std::alloc::Layout> {
+        std::alloc::Layout::from_size_align(
+            std::mem::size_of::<StrObj>().checked_add(len)?,
+            std::mem::align_of::<StrObj>(),
+        )
+        .ok()
+    }
+}
+
+impl TupleObj<'_> {
+    /// The layout of a tuple's block: the object, then its `n` items
+    /// ([`crate::heap::Heap::tuple`] makes one, and the collector's copy).
+    /// `None` past what a layout can describe.
+    #[inline]
+    pub fn block_layout(n: usize) -> Option<std::alloc::Layout> {
+        std::alloc::Layout::from_size_align(
+            std::mem::size_of::<TupleObj>()
+                .checked_add(n.checked_mul(std::mem::size_of::<Value>())?)?,
+            std::mem::align_of::<TupleObj>().max(std::mem::align_of::<Value>()),
+        )
+        .ok()
+    }
+}
+
 /// An immutable byte string.
 pub struct BytesObj<'h> {
     pub bytes: &'h [u8],
