@@ -19,9 +19,11 @@ if [[ -z "${DIFFTEST_PYTHON:-}" ]]; then
 fi
 findings="${DIFFTEST_FINDINGS:-$here/findings}"
 # DIFFTEST_FEATURES (e.g. `gc-stress,no-fast-path`) builds the interpreter
-# in those modes.
+# in those modes. The build goes to the repository's `target/difftest`
+# unless CARGO_TARGET_DIR says otherwise.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cd "$here/../.." && pwd)/target/difftest}"
 (cd "$here" && cargo build --release --quiet --features "${DIFFTEST_FEATURES:-}")
-bin="${CARGO_TARGET_DIR:-$here/target}/release/difftest"
+bin="$CARGO_TARGET_DIR/release/difftest"
 chunk=100000
 status=0
 s="$start"
