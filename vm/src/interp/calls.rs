@@ -226,4 +226,90 @@ impl<'h> Thread<'h> {
         unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
         Ok(())
     }
+
+    /// Enters `func` on the quickest path ([`Code::fast_arity`], which the
+    /// caller has checked equals `n`, as it has checked recursion and the
+    /// frame limit): copies the `n` arguments at `args` into the callee's
+    /// first registers at `new_base`, resets its other locals, and pushes
+    /// its frame.
+    ///
+    /// # Safety
+    ///
+    /// `self.stack` holds at least `new_base + func.code.nregs` values, and
+    /// `args..args + n` is inside the caller's registers (below `new_base`).
+    #[inline(always)]
+    pub(super) unsafe fn push_fast_frame(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        args: usize,
+        n: u16,
+        new_base: usize,
+        ret: Reg,
+    ) {
+        let n = n as usize;
+        // SAFETY: by the contract above, and `n == fast_arity <= nregs`
+        // (`verify` checks the latter).
+        unsafe {
+            let p = self.stack.as_mut_ptr();
+            let from = p.add(args);
+            let to = p.add(new_base);
+            // (Few arguments are copied one by one: `copy_nonoverlapping`
+            // of an unknown length calls `memcpy`.)
+            match n {
+                0 => {}
+                1 => to.write(from.read()),
+                2 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                }
+                3 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                    to.add(2).write(from.add(2).read());
+                }
+                _ => std::ptr::copy_nonoverlapping(from, to, n),
+            }
+            self.enter_fast_frame(func, n, new_base, ret);
+        }
+    }
+
+    /// The rest of entering `func` on the quickest path, its `n` arguments
+    /// already in its first registers at `base`: resets its other locals
+    /// (the compiler writes every temporary before reading it) and pushes
+    /// its frame.
+    ///
+    /// # Safety
+    ///
+    /// `self.stack` holds at least `base + func.code.nregs` values, and
+    /// `n == func.code.fast_arity`.
+    #[inline(always)]
+    pub(super) unsafe fn enter_fast_frame(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        n: usize,
+        base: usize,
+        ret: Reg,
+    ) {
+        let callee = func.code;
+        let nlocals = callee.local_names.len().min(callee.nregs as usize);
+        // SAFETY: by the contract above, locals are below `nregs`.
+        unsafe {
+            let to = self.stack.as_mut_ptr().add(base);
+            let mut i = n;
+            while i < nlocals {
+                to.add(i).write(Value::Unbound);
+                i += 1;
+            }
+        }
+        callee.active.set(true);
+        self.frames.push(Frame {
+            code: callee,
+            func: Some(func),
+            pc: 0,
+            base,
+            ret,
+            iters: self.iters.len(),
+            entry: false,
+        });
+    }
 }

@@ -1,6 +1,6 @@
 //! What each instruction does, written once for both dispatch loops.
 //!
-//! `Thread::run_loop` (the general loop, `interp.rs`) and
+//! `Thread::run_loop` (the general loop, `general.rs`) and
 //! `Thread::run_fast` (the fast loop, `fast.rs`) expand the definitions
 //! here; neither states an instruction's behaviour itself. An
 //! instruction's semantics comes in up to two parts:
