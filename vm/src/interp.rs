@@ -51,8 +51,8 @@ macro_rules! general_only {
 }
 
 /// A reference to register-or-constant operand `op` of `code`, whose frame
-/// registers start at `regs` (both loops inspect an operand's tag in place:
-/// copying a 16-byte value out and reading its tag back stalls
+/// registers are `regs` (a `Regs`; both loops inspect an operand's tag in
+/// place: copying a 16-byte value out and reading its tag back stalls
 /// store-to-load forwarding).
 macro_rules! operand_ref {
     ($code:expr, $regs:expr, $op:expr) => {{
@@ -61,9 +61,7 @@ macro_rules! operand_ref {
             // SAFETY: `verify` proved every constant index in range.
             unsafe { $code.consts.get_unchecked((op & !RK_CONST) as usize) }
         } else {
-            // SAFETY: `regs` points at the current frame's registers and
-            // `verify` proved every register operand below `nregs`.
-            unsafe { &*$regs.add(op as usize) }
+            $regs.get(op as usize)
         }
     }};
 }
@@ -73,10 +71,12 @@ mod calls;
 mod fast;
 mod general;
 mod native;
+mod regs;
 mod semantics;
 
 use fast::LoopState;
 use general::site_method;
+use regs::Regs;
 pub(crate) use semantics::{floor_div, floor_mod};
 
 /// The most Starlark frames that may be active at once.
@@ -281,8 +281,10 @@ impl<'h> Thread<'h> {
             code,
             // SAFETY: a frame's saved `pc` is within its code.
             ip: unsafe { code.instrs.as_ptr().add(pc) },
-            // SAFETY: the stack holds the registers of every frame on it.
-            regs: unsafe { self.stack.as_mut_ptr().add(base) },
+            // SAFETY: the stack holds the registers of every frame on it;
+            // the fast loop makes them anew after anything that may
+            // reallocate it.
+            regs: unsafe { Regs::new(&mut self.stack, base, code.nregs as usize) },
             fuel: self.budget.take_fuel() as i64,
         };
         let (st, r) = self.run_fast(st);

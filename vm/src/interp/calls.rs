@@ -18,7 +18,7 @@
 //! `ForNext`'s step is `semantics::for_next`; a loop's start is
 //! [`Thread::start_loop`] and its end `Thread::loop_end`.
 
-use super::{Frame, Thread, MAX_FRAMES, STACK_SLACK};
+use super::{Frame, Regs, Thread, MAX_FRAMES, STACK_SLACK};
 use crate::error::{Error, Result};
 use crate::opcode::*;
 use crate::value::*;
@@ -29,7 +29,7 @@ use crate::value::*;
 pub(super) struct Resume<'h> {
     pub code: &'h Code<'h>,
     pub ip: *const Instr,
-    pub regs: *mut Value<'h>,
+    pub regs: Regs<'h>,
 }
 
 /// Why a call does not enter its callee on the quickest path. The fast
@@ -76,7 +76,7 @@ impl<'h> Thread<'h> {
             Resume {
                 code,
                 ip: code.instrs.as_ptr().add(pc),
-                regs: self.stack.as_mut_ptr().add(base),
+                regs: Regs::new(&mut self.stack, base, code.nregs as usize),
             }
         }
     }
@@ -187,11 +187,11 @@ impl<'h> Thread<'h> {
         let (code, pc, base) = (caller.code, caller.pc, caller.base);
         // SAFETY: a frame's saved `pc` is within its code, and the stack
         // holds the registers of every frame on it.
-        let to = unsafe { self.resume_at(code, pc, base) };
+        let mut to = unsafe { self.resume_at(code, pc, base) };
         self.frames.truncate(n - 1);
-        // SAFETY: `ret` is the `dst` of the caller's call, a register of
-        // its frame (checked by `verify`).
-        unsafe { *to.regs.add(ret as usize) = v };
+        // `ret` is the `dst` of the caller's call, a register of its frame
+        // (checked by `verify`).
+        *to.regs.get_mut(ret as usize) = v;
         to
     }
 
@@ -206,24 +206,14 @@ impl<'h> Thread<'h> {
     }
 
     /// `IterStart { dst, src }`: starts a loop over `r[src]`, its state in
-    /// `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]).
-    ///
-    /// # Safety
-    ///
-    /// `regs` is the current frame's registers, and `src` and
-    /// `dst..dst+ITER_REGS` registers of it (checked by `verify`).
+    /// `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]), `regs` being
+    /// the current frame's registers (`verify` proved `src` and
+    /// `dst..dst+ITER_REGS` registers of it). Starting a loop touches
+    /// neither the registers nor the stack.
     #[inline(always)]
-    pub(super) unsafe fn start_loop(
-        &mut self,
-        regs: *mut Value<'h>,
-        dst: Reg,
-        src: Reg,
-    ) -> Result<()> {
-        // SAFETY: by the contract above.
-        let r = self.loop_start(unsafe { *regs.add(src as usize) })?;
-        // SAFETY: by the contract above (starting a loop touches no
-        // registers).
-        unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
+    pub(super) fn start_loop(&mut self, mut regs: Regs<'h>, dst: Reg, src: Reg) -> Result<()> {
+        let r = self.loop_start(*regs.get(src as usize))?;
+        *regs.array_mut::<ITER_REGS>(dst as usize) = r;
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 use super::calls::{self, Refused, Resume};
 use super::fast::LoopState;
 use super::semantics::{self as sem, Binary as _, Compare as _, Unary as _};
-use super::Thread;
+use super::{Regs, Thread};
 use crate::builtins::{self, BuiltinFn};
 use crate::error::{Error, ErrorKind, LimitKind, Result};
 use crate::opcode::*;
@@ -83,29 +83,28 @@ impl<'h> Thread<'h> {
         let mut named: Vec<(&'h str, Value<'h>)> = Vec::new();
         // The current frame's registers. Invariant: `self.stack.len() >=
         // base + code.nregs` while the frame runs (`base` being the current
-        // frame's, [`Thread::frame_base`]), and `regs` is
-        // `self.stack[base..]`'s start; it is re-derived after anything
-        // that may reallocate the stack (a frame entered or left, by
-        // `resume!`; any call out of the loop, by `sync!`). Every operand
-        // was proved in range by `verify`, which is what makes the
-        // unchecked accesses below sound.
-        let mut regs: *mut Value<'h> = self.stack[base..].as_mut_ptr();
+        // frame's, [`Thread::frame_base`]), and `regs` are
+        // `self.stack[base..base + code.nregs]`; they are made anew after
+        // anything that may reallocate the stack (a frame entered or left,
+        // by `resume!`; any call out of the loop, by `sync!`). Every
+        // operand was proved in range by `verify`, which is what makes the
+        // unchecked accesses of [`Regs`] sound.
+        // SAFETY: the stack holds the registers of every frame on it.
+        let mut regs = unsafe { Regs::new(&mut self.stack, base, code.nregs as usize) };
 
         macro_rules! sync {
             () => {
+                let base = self.frame_base();
                 // SAFETY: `self.stack.len() >= base + code.nregs` (the
-                // invariant above), so the frame's base is within the
-                // allocation.
-                regs = unsafe { self.stack.as_mut_ptr().add(self.frame_base()) }
+                // invariant above).
+                regs = unsafe { Regs::new(&mut self.stack, base, code.nregs as usize) }
             };
         }
         // The register and operand accessors (the fast loop's are the
         // same).
         macro_rules! reg {
             ($r:expr) => {
-                // SAFETY: `regs` points at the current frame's registers and
-                // `verify` proved every register operand below `nregs`.
-                *unsafe { &mut *regs.add($r as usize) }
+                *regs.get_mut($r as usize)
             };
         }
         macro_rules! konst {
@@ -379,7 +378,10 @@ impl<'h> Thread<'h> {
                     reg!(dst) = v;
                 }
                 Instr::StoreCell { slot, src } => {
-                    or_fail!(sem::store_cell(&reg!(slot), reg!(src)))
+                    or_fail!(sem::store_cell(
+                        regs.get(slot as usize),
+                        *regs.get(src as usize)
+                    ))
                 }
                 Instr::LoadFree { dst, idx } => {
                     let func = self.frames.last().and_then(|f| f.func);
@@ -442,14 +444,14 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::IterStart { dst, src } => {
-                    // SAFETY: `verify` proved `r[src]` and
-                    // `r[dst..dst+ITER_REGS]` in range.
-                    tri!(unsafe { self.start_loop(regs, dst, src) })
+                    // `verify` proved `r[src]` and `r[dst..dst+ITER_REGS]`
+                    // in range.
+                    tri!(self.start_loop(regs, dst, src))
                 }
                 Instr::ForNext { iter, dst, body } => {
-                    // SAFETY: `verify` proved `r[iter..iter+ITER_REGS]` and
-                    // `r[dst]` in range.
-                    if or_fail!(unsafe { sem::for_next(regs, iter, dst) }) {
+                    // `verify` proved `r[iter..iter+ITER_REGS]` and `r[dst]`
+                    // in range.
+                    if or_fail!(sem::for_next(regs, iter, dst)) {
                         goto!(body);
                     }
                 }
@@ -458,8 +460,8 @@ impl<'h> Thread<'h> {
                     let base = self.frame_base();
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    // SAFETY: `verify` checked the site's operands.
-                    unsafe { sem::fill_operands(code, site, regs) };
+                    // `verify` checked the site's operands.
+                    sem::fill_operands(code, site, regs);
                     let fbase = base + b as usize;
                     let f = reg!(b);
                     if let Value::Function(func) = f {
@@ -505,8 +507,8 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    // SAFETY: `verify` checked the site's operands.
-                    unsafe { sem::fill_operands(code, site, regs) };
+                    // `verify` checked the site's operands.
+                    sem::fill_operands(code, site, regs);
                     let recv = reg!(site.recv);
                     // `xs.append(x)` on a list that may be mutated: done in
                     // place. Anything else (and every error) takes the
@@ -616,7 +618,7 @@ impl<'h> Thread<'h> {
                     for _ in rec.keys {
                         charge_step!();
                     }
-                    let v = tri!(sem::make_record(heap, rec, |r| reg!(r)));
+                    let v = tri!(sem::make_record(heap, rec, |r| *regs.get(r as usize)));
                     reg!(dst) = v;
                 }
                 Instr::ListOf { dst, k } => {
