@@ -18,7 +18,7 @@
 //! `ForNext`'s step is `semantics::for_next`; a loop's start is
 //! [`Thread::start_loop`] and its end `Thread::loop_end`.
 
-use super::{Frame, Thread, MAX_FRAMES, STACK_SLACK};
+use super::{Frame, Regs, Thread, MAX_FRAMES, STACK_SLACK};
 use crate::error::{Error, Result};
 use crate::opcode::*;
 use crate::value::*;
@@ -29,7 +29,7 @@ use crate::value::*;
 pub(super) struct Resume<'h> {
     pub code: &'h Code<'h>,
     pub ip: *const Instr,
-    pub regs: *mut Value<'h>,
+    pub regs: Regs<'h>,
 }
 
 /// Why a call does not enter its callee on the quickest path. The fast
@@ -76,7 +76,7 @@ impl<'h> Thread<'h> {
             Resume {
                 code,
                 ip: code.instrs.as_ptr().add(pc),
-                regs: self.stack.as_mut_ptr().add(base),
+                regs: Regs::new(&mut self.stack, base, code.nregs as usize),
             }
         }
     }
@@ -187,11 +187,11 @@ impl<'h> Thread<'h> {
         let (code, pc, base) = (caller.code, caller.pc, caller.base);
         // SAFETY: a frame's saved `pc` is within its code, and the stack
         // holds the registers of every frame on it.
-        let to = unsafe { self.resume_at(code, pc, base) };
+        let mut to = unsafe { self.resume_at(code, pc, base) };
         self.frames.truncate(n - 1);
-        // SAFETY: `ret` is the `dst` of the caller's call, a register of
-        // its frame (checked by `verify`).
-        unsafe { *to.regs.add(ret as usize) = v };
+        // `ret` is the `dst` of the caller's call, a register of its frame
+        // (checked by `verify`).
+        *to.regs.get_mut(ret as usize) = v;
         to
     }
 
@@ -206,24 +206,100 @@ impl<'h> Thread<'h> {
     }
 
     /// `IterStart { dst, src }`: starts a loop over `r[src]`, its state in
-    /// `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]).
+    /// `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]), `regs` being
+    /// the current frame's registers (`verify` proved `src` and
+    /// `dst..dst+ITER_REGS` registers of it). Starting a loop touches
+    /// neither the registers nor the stack.
+    #[inline(always)]
+    pub(super) fn start_loop(&mut self, mut regs: Regs<'h>, dst: Reg, src: Reg) -> Result<()> {
+        let r = self.loop_start(*regs.get(src as usize))?;
+        *regs.array_mut::<ITER_REGS>(dst as usize) = r;
+        Ok(())
+    }
+
+    /// Enters `func` on the quickest path ([`Code::fast_arity`], which the
+    /// caller has checked equals `n`, as it has checked recursion and the
+    /// frame limit): copies the `n` arguments at `args` into the callee's
+    /// first registers at `new_base`, resets its other locals, and pushes
+    /// its frame.
     ///
     /// # Safety
     ///
-    /// `regs` is the current frame's registers, and `src` and
-    /// `dst..dst+ITER_REGS` registers of it (checked by `verify`).
+    /// `self.stack` holds at least `new_base + func.code.nregs` values, and
+    /// `args..args + n` is inside the caller's registers (below `new_base`).
     #[inline(always)]
-    pub(super) unsafe fn start_loop(
+    pub(super) unsafe fn push_fast_frame(
         &mut self,
-        regs: *mut Value<'h>,
-        dst: Reg,
-        src: Reg,
-    ) -> Result<()> {
-        // SAFETY: by the contract above.
-        let r = self.loop_start(unsafe { *regs.add(src as usize) })?;
-        // SAFETY: by the contract above (starting a loop touches no
-        // registers).
-        unsafe { *(regs.add(dst as usize) as *mut [Value<'h>; ITER_REGS]) = r };
-        Ok(())
+        func: &'h FunctionObj<'h>,
+        args: usize,
+        n: u16,
+        new_base: usize,
+        ret: Reg,
+    ) {
+        let n = n as usize;
+        // SAFETY: by the contract above, and `n == fast_arity <= nregs`
+        // (`verify` checks the latter).
+        unsafe {
+            let p = self.stack.as_mut_ptr();
+            let from = p.add(args);
+            let to = p.add(new_base);
+            // (Few arguments are copied one by one: `copy_nonoverlapping`
+            // of an unknown length calls `memcpy`.)
+            match n {
+                0 => {}
+                1 => to.write(from.read()),
+                2 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                }
+                3 => {
+                    to.write(from.read());
+                    to.add(1).write(from.add(1).read());
+                    to.add(2).write(from.add(2).read());
+                }
+                _ => std::ptr::copy_nonoverlapping(from, to, n),
+            }
+            self.enter_fast_frame(func, n, new_base, ret);
+        }
+    }
+
+    /// The rest of entering `func` on the quickest path, its `n` arguments
+    /// already in its first registers at `base`: resets its other locals
+    /// (the compiler writes every temporary before reading it) and pushes
+    /// its frame.
+    ///
+    /// # Safety
+    ///
+    /// `self.stack` holds at least `base + func.code.nregs` values, and
+    /// `n == func.code.fast_arity`.
+    #[inline(always)]
+    pub(super) unsafe fn enter_fast_frame(
+        &mut self,
+        func: &'h FunctionObj<'h>,
+        n: usize,
+        base: usize,
+        ret: Reg,
+    ) {
+        let callee = func.code;
+        let nlocals = callee.local_names.len().min(callee.nregs as usize);
+        // SAFETY: by the contract above, locals are below `nregs`.
+        unsafe {
+            let to = self.stack.as_mut_ptr().add(base);
+            let mut i = n;
+            while i < nlocals {
+                to.add(i).write(Value::Unbound);
+                i += 1;
+            }
+        }
+        callee.active.set(true);
+        self.frames.push(Frame {
+            code: callee,
+            func: Some(func),
+            pc: 0,
+            base,
+            ret,
+            iters: self.iters.len(),
+            entry: false,
+        });
     }
 }

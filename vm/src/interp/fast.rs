@@ -37,7 +37,7 @@
 
 use super::calls::Resume;
 use super::semantics::{self as sem, Binary as _, Compare as _, Unary as _};
-use super::Thread;
+use super::{Regs, Thread};
 use crate::error::Result;
 use crate::opcode::*;
 use crate::value::*;
@@ -56,7 +56,7 @@ pub(super) struct LoopState<'h> {
     /// The next instruction (see [`Thread::run_loop`] for its invariant).
     pub ip: *const Instr,
     /// The current frame's registers (see [`Thread::run_loop`]).
-    pub regs: *mut Value<'h>,
+    pub regs: Regs<'h>,
     /// Steps left in the current batch.
     pub fuel: i64,
 }
@@ -76,19 +76,14 @@ impl<'h> Thread<'h> {
         // invariants (every operand proved in range by `verify`).
         macro_rules! reg {
             ($r:expr) => {
-                // SAFETY: `regs` points at the current frame's registers and
-                // `verify` proved every register operand below `nregs`.
-                *unsafe { &mut *regs.add($r as usize) }
+                *regs.get_mut($r as usize)
             };
         }
         // Copies the value at `$v` into a register whole (a 16-byte copy,
         // where an assignment would copy the variant's parts).
         macro_rules! copy_reg {
             ($r:expr, $v:expr) => {
-                // SAFETY: as for `reg!`; `$v` is a reference to a value.
-                unsafe {
-                    std::ptr::copy_nonoverlapping($v as *const Value<'h>, regs.add($r as usize), 1)
-                }
+                regs.copy_in($r as usize, $v)
             };
         }
         macro_rules! rk_ref {
@@ -248,10 +243,11 @@ impl<'h> Thread<'h> {
                 let r = self.call_builtin_cold($f, $recv, &args[..n]);
                 // (Charged again when the instruction ends.)
                 fuel = self.budget.take_fuel() as i64 + 1;
+                let base = self.frame_base();
                 // SAFETY: the current frame is on top again, and the stack,
                 // which Starlark run by the builtin may have grown, holds
                 // its registers.
-                regs = unsafe { self.stack.as_mut_ptr().add(self.frame_base()) };
+                regs = unsafe { Regs::new(&mut self.stack, base, code.nregs as usize) };
                 r
             }};
         }
@@ -342,7 +338,10 @@ impl<'h> Thread<'h> {
                 }
                 Instr::LoadCell { dst, slot } => reg!(dst) = or_back!(sem::load_cell(&reg!(slot))),
                 Instr::StoreCell { slot, src } => {
-                    or_back!(sem::store_cell(&reg!(slot), reg!(src)))
+                    or_back!(sem::store_cell(
+                        regs.get(slot as usize),
+                        *regs.get(src as usize)
+                    ))
                 }
                 Instr::LoadFree { dst, idx } => {
                     let func = self.frames.last().and_then(|f| f.func);
@@ -394,9 +393,8 @@ impl<'h> Thread<'h> {
                 Instr::GtI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Gt),
                 Instr::GeI { dst, a, k } => fast_compare_k!(dst, a, k, sem::Ge),
                 Instr::MakeList { dst, base: b, n } => {
-                    // SAFETY: `verify` proved `r[b..b+n]` in range.
-                    let items =
-                        unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
+                    // `verify` proved `r[b..b+n]` in range.
+                    let items = regs.slice(b as usize, n as usize);
                     reg!(dst) = fast_tri!(self.heap.list(items));
                 }
                 Instr::ListOf { dst, k } => {
@@ -405,9 +403,8 @@ impl<'h> Thread<'h> {
                     reg!(dst) = fast_tri!(sem::list_of(self.heap, items));
                 }
                 Instr::MakeTuple { dst, base: b, n } => {
-                    // SAFETY: `verify` proved `r[b..b+n]` in range.
-                    let items =
-                        unsafe { std::slice::from_raw_parts(regs.add(b as usize), n as usize) };
+                    // `verify` proved `r[b..b+n]` in range.
+                    let items = regs.slice(b as usize, n as usize);
                     reg!(dst) = fast_tri!(self.heap.tuple(items));
                 }
                 Instr::Not { dst, src } => reg!(dst) = sem::not(reg!(src)),
@@ -425,16 +422,16 @@ impl<'h> Thread<'h> {
                     }
                 }
                 Instr::ForNext { iter, dst, body } => {
-                    // SAFETY: `verify` proved `r[iter..iter+ITER_REGS]` and
-                    // `r[dst]` in range.
-                    if or_back!(unsafe { sem::for_next(regs, iter, dst) }) {
+                    // `verify` proved `r[iter..iter+ITER_REGS]` and `r[dst]`
+                    // in range.
+                    if or_back!(sem::for_next(regs, iter, dst)) {
                         jump!(body);
                     }
                 }
                 Instr::IterStart { dst, src } => {
-                    // SAFETY: `verify` proved `r[src]` and
-                    // `r[dst..dst+ITER_REGS]` in range.
-                    fast_tri!(unsafe { self.start_loop(regs, dst, src) })
+                    // `verify` proved `r[src]` and `r[dst..dst+ITER_REGS]`
+                    // in range.
+                    fast_tri!(self.start_loop(regs, dst, src))
                 }
                 Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Index { dst, x, i, hint } => {
@@ -474,7 +471,8 @@ impl<'h> Thread<'h> {
                         bail!()
                     }
                     fuel -= n;
-                    reg!(dst) = fast_tri!(sem::make_record(self.heap, rec, |r| reg!(r)));
+                    reg!(dst) =
+                        fast_tri!(sem::make_record(self.heap, rec, |r| *regs.get(r as usize)));
                 }
                 Instr::MakeDict { dst, n } => {
                     let d = fast_tri!(self.heap.dict(n as usize));
@@ -499,11 +497,9 @@ impl<'h> Thread<'h> {
                     // SAFETY: `verify` proved the template index in range,
                     // and its argument registers `r[src..src+nargs]`.
                     let t = unsafe { code.templates.get_unchecked(t as usize) };
-                    // SAFETY: the argument registers `r[src..src+nargs]`
-                    // are below `nregs` (`verify`), initialized values of
-                    // this frame, not written while the slice lives.
-                    let args =
-                        unsafe { std::slice::from_raw_parts(regs.add(src as usize), t.nargs()) };
+                    // The argument registers `r[src..src+nargs]` are below
+                    // `nregs` (`verify`).
+                    let args = regs.slice(src as usize, t.nargs());
                     reg!(dst) = fast_tri!(sem::percent(self.heap, t, args));
                 }
                 Instr::Unpack { base: b, src, n } => {
@@ -528,24 +524,28 @@ impl<'h> Thread<'h> {
                 Instr::CallMethod { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    // SAFETY: `verify` checked the site's operands.
-                    unsafe { sem::fill_operands(code, site, regs) };
+                    // `verify` checked the site's operands.
+                    sem::fill_operands(code, site, regs);
                     // `verify` proved the receiver's register in range.
                     let recv = reg!(site.recv);
                     if let Some(l) = sem::append_target(site, recv) {
                         // `verify` proved the argument `r[b+1]` in range.
                         fast_tri!(sem::append(self.heap, l, reg!(b as usize + 1)));
                         reg!(dst) = Value::None;
-                    } else if let Some(v) = sem::dict_get_in_place(site, recv, unsafe {
-                        // SAFETY: `verify` proved the arguments
-                        // `r[b+1..b+1+npos]` in range.
-                        std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
-                    }) {
+                    } else if let Some(v) = sem::dict_get_in_place(
+                        site,
+                        recv,
+                        // `verify` proved the arguments `r[b+1..b+1+npos]`
+                        // in range.
+                        regs.slice(b as usize + 1, site.npos as usize),
+                    ) {
                         reg!(dst) = fast_tri!(v);
-                    } else if let Some(v) = sem::str_method_in_place(self, site, recv, unsafe {
-                        // SAFETY: as above.
-                        std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
-                    }) {
+                    } else if let Some(v) = sem::str_method_in_place(
+                        self,
+                        site,
+                        recv,
+                        regs.slice(b as usize + 1, site.npos as usize),
+                    ) {
                         reg!(dst) = fast_tri!(v);
                     } else if site.plain {
                         // Other builtin methods with plain arguments. No
@@ -557,12 +557,10 @@ impl<'h> Thread<'h> {
                         let Some(m) = super::site_method(site, recv) else {
                             bail!()
                         };
-                        // SAFETY: `verify` proved the arguments
-                        // `r[b+1..b+1+npos]` in range; nothing writes the
-                        // registers while the method runs.
-                        let args = unsafe {
-                            std::slice::from_raw_parts(regs.add(b as usize + 1), site.npos as usize)
-                        };
+                        // `verify` proved the arguments `r[b+1..b+1+npos]`
+                        // in range; nothing writes the registers while the
+                        // method runs.
+                        let args = regs.slice(b as usize + 1, site.npos as usize);
                         reg!(dst) = fast_tri!(self.call_method_leaf(m, recv, args, &[]));
                     } else if !site.star && !site.star_star && site.names.len() <= MAX_FAST_NAMES {
                         // Builtin methods with named arguments
@@ -579,9 +577,7 @@ impl<'h> Thread<'h> {
                             // `r[b+1..b+1+nargs]` in range.
                             pairs[k] = (name, reg!(b as usize + 1 + npos + k));
                         }
-                        // SAFETY: as above.
-                        let args =
-                            unsafe { std::slice::from_raw_parts(regs.add(b as usize + 1), npos) };
+                        let args = regs.slice(b as usize + 1, npos);
                         let named = &pairs[..site.names.len()];
                         reg!(dst) = fast_tri!(self.call_method_leaf(m, recv, args, named));
                     } else {
@@ -591,8 +587,8 @@ impl<'h> Thread<'h> {
                 Instr::Call { dst, base: b, site } => {
                     // SAFETY: `verify` proved the call site in range.
                     let site = unsafe { code.sites.get_unchecked(site as usize) };
-                    // SAFETY: `verify` checked the site's operands.
-                    unsafe { sem::fill_operands(code, site, regs) };
+                    // `verify` checked the site's operands.
+                    sem::fill_operands(code, site, regs);
                     let func = match reg!(b) {
                         Value::Function(func) => func,
                         Value::Builtin(f) if site.plain && site.npos as usize <= MAX_FAST_ARGS => {

@@ -1,6 +1,6 @@
 //! What each instruction does, written once for both dispatch loops.
 //!
-//! `Thread::run_loop` (the general loop, `interp.rs`) and
+//! `Thread::run_loop` (the general loop, `general.rs`) and
 //! `Thread::run_fast` (the fast loop, `fast.rs`) expand the definitions
 //! here; neither states an instruction's behaviour itself. An
 //! instruction's semantics comes in up to two parts:
@@ -24,6 +24,7 @@
 //! [`Unary`]; the int-operand forms (`AddI`, `LtI`, ...) use the same type
 //! as their register form with the int as the second operand.
 
+use super::Regs;
 use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::heap::Heap;
@@ -980,17 +981,15 @@ pub(super) fn list_of<'h>(heap: Heap<'h>, k: Value<'h>) -> Result<Value<'h>> {
 
 /// Fills the argument registers of a call that come from operands (see
 /// [`CallSite::operands`]): both loops do this first at every call.
-///
-/// # Safety
-/// `regs` must be the registers of the frame running `code`, and `site`
-/// one of `code`'s call sites, checked by `verify` (its operands are
-/// registers of the frame or constants of `code`).
+/// `regs` are the registers of the frame running `code`, and `site` one of
+/// `code`'s call sites, checked by `verify` (its operands are registers of
+/// the frame or constants of `code`, and each `r` an argument register of
+/// the call).
 #[inline(always)]
-pub(super) unsafe fn fill_operands<'h>(code: &Code<'h>, site: &CallSite<'h>, regs: *mut Value<'h>) {
+pub(super) fn fill_operands<'h>(code: &Code<'h>, site: &CallSite<'h>, mut regs: Regs<'h>) {
     for &(r, op) in site.operands {
         let v = *operand_ref!(code, regs, op);
-        // SAFETY: `verify` proved `r` an argument register of the call.
-        unsafe { *regs.add(r as usize) = v };
+        *regs.get_mut(r as usize) = v;
     }
 }
 
@@ -1021,25 +1020,18 @@ pub(super) fn dict_next<'h>(dict: &DictObj<'h>, index: &Cell<usize>) -> Option<V
 /// `ForNext { iter, dst, .. }`: the loop whose state is in
 /// `r[iter..iter+ITER_REGS]` (see `IterStart`) advanced, its next value
 /// stored into `r[dst]`; whether there was one (the loop jumps to its
-/// body) or the loop is done.
-///
-/// # Safety
-///
-/// `regs` is the registers of the frame running the instruction, and
-/// `iter..iter+ITER_REGS` and `dst` registers of it (checked by
-/// `verify`).
+/// body) or the loop is done. `regs` are the registers of the frame
+/// running the instruction (`verify` proved `iter..iter+ITER_REGS` and
+/// `dst` registers of it).
 #[inline(always)]
-pub(super) unsafe fn for_next<'h>(
-    regs: *mut Value<'h>,
+pub(super) fn for_next<'h>(
+    mut regs: Regs<'h>,
     iter: Reg,
     dst: Reg,
 ) -> std::result::Result<bool, Miss> {
-    // SAFETY: by the contract above.
-    let r = unsafe { &mut *(regs.add(iter as usize) as *mut [Value<'h>; ITER_REGS]) };
-    // SAFETY: by the contract above; `r` is no longer used when the value
-    // is stored (`verify` does not keep `dst` out of the loop's
-    // registers).
-    let to = || unsafe { &mut *regs.add(dst as usize) };
+    let r = regs.array_mut::<ITER_REGS>(iter as usize);
+    // `r` is no longer used when the value is stored into `r[dst]`
+    // (`verify` does not keep `dst` out of the loop's registers).
     match r[0] {
         // A range: `r[iter]` is the next int, `r[iter+1]` how many are
         // left, `r[iter+2]` the step. The int is stored in its own branch
@@ -1047,14 +1039,14 @@ pub(super) unsafe fn for_next<'h>(
         // padding).
         Value::Int(v) => match range_next(v, r)? {
             Some(v) => {
-                *to() = Value::Int(v);
+                *regs.get_mut(dst as usize) = Value::Int(v);
                 Ok(true)
             }
             None => Ok(false),
         },
         Value::Iter(it) => match iter_next(it) {
             Some(v) => {
-                *to() = v;
+                *regs.get_mut(dst as usize) = v;
                 Ok(true)
             }
             None => Ok(false),
