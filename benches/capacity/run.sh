@@ -10,6 +10,10 @@
 # /proc every 200 ms), and the memory per open execution beyond its heap:
 # (peak RSS - RSS before the level - peak heap) / peak open executions.
 #
+# With CAPACITY_LOCAL=1 the program calls the in-process
+# `conformance.sleep(ms=DELAY_MS)` instead of the API, which shows what an
+# outbound HTTP request in flight adds to a paused execution.
+#
 # Usage: benches/capacity/run.sh [SECONDS] [DELAY_MS] [CONCURRENCY...]
 #   (defaults: 15 s, 250 ms, 256 1000; needs wrk: apt-get install wrk;
 #   honors CARGO_TARGET_DIR and CODEMODE_BIN)
@@ -34,8 +38,14 @@ for _ in $(seq 50); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$api_port") 2>/dev/null; then break; fi
   sleep 0.1
 done
+program=(capacity)
+catalogs='[]'
+if [[ -n "${CAPACITY_LOCAL:-}" ]]; then
+  program=(capacity_local "$delay")
+  catalogs='["conformance"]'
+fi
 cat >"$dir/codemode.toml" <<TOML
-catalogs = []
+catalogs = $catalogs
 
 [telemetry]
 metrics = true
@@ -55,7 +65,7 @@ url="http://127.0.0.1:$port/mcp"
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 threads() { awk '/^Threads/ {print $2}' "/proc/$server/status"; }
 gauge() { curl -s "http://127.0.0.1:$port/metrics" | awk -v n="codemode_executions_$1" '$1 == n {print $2}'; }
-wrk -t1 -c16 -d2s -s benches/http/execute.lua "$url" -- capacity >/dev/null # warm-up
+wrk -t1 -c16 -d2s -s benches/http/execute.lua "$url" -- "${program[@]}" >/dev/null # warm-up
 echo "idle: RSS $(rss) KiB, threads $(threads)"
 for c in "${levels[@]}"; do
   idle_rss=$(rss)
@@ -78,7 +88,7 @@ for c in "${levels[@]}"; do
     echo "  peak open $peak_open, paused $peak_paused, heap $((peak_heap / 1024)) KiB, threads $peak_threads, RSS $peak_rss KiB (idle $idle_rss); beyond the heap: $per KiB per open execution"
   ) > "$dir/sample" &
   sampler=$!
-  summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/http/execute.lua "$url" -- capacity | tail -1)
+  summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/http/execute.lua "$url" -- "${program[@]}" | tail -1)
   wait $sampler
   ideal=$(awk -v c="$c" -v d="$delay" 'BEGIN { printf "%.0f", c / (4 * d / 1000) }')
   echo "c=$c: $summary (ideal $ideal executes/s)"

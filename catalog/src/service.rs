@@ -8,9 +8,8 @@
 //! be replaced as a whole ([`CodeMode::replace_catalog`], when an upstream
 //! server's tools change): search and describe see the newest one, and an
 //! execution keeps the catalog it started with to its end. `execute` runs
-//! the VM on the calling thread (keeping the worker's core while another
-//! worker is free, else after `block_in_place`; on a current-thread
-//! runtime, on the blocking pool) with a cancellation flag that the token
+//! the VM on the calling thread while another worker is free, else on the
+//! service's step threads (see [`crate::cpu`]), with a cancellation flag that the token
 //! raises through a registered waker; the VM calls back into the host
 //! bridge, which for each capability call binds the keyword arguments,
 //! authorizes the canonical arguments (waiting for a person's approval
@@ -113,7 +112,9 @@ pub(crate) struct Inner {
     config: Config,
     admission: Admission,
     /// The CPU slots (see [`crate::cpu`]).
-    pub(crate) cpu: Semaphore,
+    pub(crate) cpu: Arc<Semaphore>,
+    /// The threads that run steps off the runtime's workers.
+    pub(crate) threads: cpu::Threads,
     /// The heap bytes of the open executions, bounded.
     heap_total: Arc<HeapTotal>,
     pub(crate) counts: Counts,
@@ -154,7 +155,8 @@ impl CodeMode {
                 }),
                 current: RwLock::new(Snapshot::new(catalog)),
                 policy,
-                cpu: Semaphore::new(config.max_concurrent_executions.max(1)),
+                cpu: Arc::new(Semaphore::new(config.max_concurrent_executions.max(1))),
+                threads: cpu::Threads::new(config.max_concurrent_executions),
                 heap_total: Arc::new(HeapTotal::new(config.max_open_heap_bytes)),
                 counts: Counts::default(),
                 config,
