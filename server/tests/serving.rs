@@ -589,3 +589,112 @@ fn at_the_cap_the_idlest_keep_alive_connection_gives_up_its_slot() {
         .expect("write");
     assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
 }
+
+/// Reads until the server closes the connection or `limit` passes.
+fn read_for(stream: &mut TcpStream, limit: Duration) -> String {
+    stream.set_read_timeout(Some(limit)).expect("timeout");
+    read_to_close(stream).0
+}
+
+#[test]
+fn an_event_stream_is_not_cut_at_the_keep_alive_timeout() {
+    // The idle timeout is 300 ms; the execution runs about 1.4 s and is
+    // answered as an event stream (a progress token): a progress event
+    // after 700 ms of silence, then the result. The keep-alive timeout
+    // is for idle connections between requests, not for a response
+    // still streaming.
+    let addr = serve(limits(5000, 5000, 300, 64), DrainOptions::default());
+    let program = "def main():\n    a = conformance.sleep(ms=700)\n    \
+                   b = conformance.sleep(ms=700)\n    return a[\"slept\"] + b[\"slept\"]\n";
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "execute", "arguments": {"source": program},
+                   "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = connect(addr);
+    let started = Instant::now();
+    stream.write_all(request.as_bytes()).expect("write");
+    // A keep-alive request: the connection stays open after the stream,
+    // until the idle timeout closes it.
+    let response = read_for(&mut stream, Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{response}"
+    );
+    let messages: Vec<serde_json::Value> = response
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d.trim()).expect("JSON event"))
+        .collect();
+    assert_eq!(messages.len(), 3, "{response}");
+    assert_eq!(
+        messages[0]["method"], "notifications/progress",
+        "{response}"
+    );
+    assert_eq!(messages[1]["params"]["progress"], 2.0, "{response}");
+    assert_eq!(messages[2]["id"], 7, "{response}");
+    assert_eq!(
+        messages[2]["result"]["structuredContent"],
+        serde_json::json!({"result": 1400}),
+        "{response}"
+    );
+    // The stream ended with its last chunk, then the idle timeout ran.
+    assert!(response.ends_with("0\r\n\r\n"), "{response:?}");
+    assert!(
+        took >= Duration::from_millis(1600) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_client_that_stops_reading_is_cut_after_the_idle_timeout() {
+    // Forty pipelined executions answered as event streams of about
+    // 1.8 MB each, and a client that reads nothing for 3 s: the server's
+    // writes stop making progress once the socket buffers are full, in
+    // the middle of a stream, and after 500 ms without progress the
+    // connection is closed, long before all were sent.
+    let addr = serve(limits(5000, 5000, 500, 64), DrainOptions::default());
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "execute", "_meta": {"progressToken": 1},
+                   "arguments": {"source": "def main():\n    conformance.sleep(ms=1)\n    return \"x\" * 900000\n"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = connect(addr);
+    stream
+        .write_all(request.repeat(40).as_bytes())
+        .expect("write");
+    std::thread::sleep(Duration::from_secs(3));
+    let started = Instant::now();
+    let mut received = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let ended = loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break Ok(()),
+            Ok(n) => received.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    assert!(ended.is_ok(), "the connection was left open: {ended:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let responses = received
+        .windows(15)
+        .filter(|w| w == b"HTTP/1.1 200 OK")
+        .count();
+    assert!(responses < 40, "{responses} responses were sent");
+}

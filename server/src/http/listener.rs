@@ -19,7 +19,7 @@
 //! finishes the request it is serving and closes, and [`serve`] returns
 //! once all are closed or the grace period is over.
 
-use super::connection::{ConnectionLimits, Phase, TimedIo};
+use super::connection::{ConnectionLimits, Phase, TimedIo, UntilSent};
 use axum::body::Body;
 use axum::Router;
 use hyper::body::Incoming;
@@ -335,7 +335,7 @@ fn connection(
         let mut router = router.clone();
         let phase = phase.clone();
         let draining = draining.clone();
-        phase.busy();
+        let busy = phase.busy();
         async move {
             let response = router.call(request.map(Body::new)).await;
             let mut response = response.unwrap_or_else(|never| match never {});
@@ -345,7 +345,8 @@ fn connection(
                     hyper::header::HeaderValue::from_static("close"),
                 );
             }
-            phase.idle();
+            // The connection turns idle once the body has been sent.
+            let response = response.map(|body| Body::new(UntilSent::new(body, phase, busy)));
             Ok::<_, Infallible>(response)
         }
     });
