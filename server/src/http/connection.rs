@@ -139,6 +139,13 @@ impl Phase {
         (self.load() & 3 == IDLE).then(|| self.idle_since.load(Ordering::Acquire))
     }
 
+    /// Whether the connection is reading a head: its first request's (the
+    /// first byte may not have come yet), or the next one's once its first
+    /// byte has come.
+    pub fn reading_head(&self) -> bool {
+        self.load() & 3 == HEAD
+    }
+
     /// Asks the connection to close: its task shuts it down gracefully
     /// (at once if it is still idle; a request that has begun is served
     /// first), see [`Phase::evicted`].
