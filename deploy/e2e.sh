@@ -14,6 +14,9 @@
 #   drain delay every response carries `Connection: close` (so nginx
 #   does not keep a connection the replica will close), and when it stops
 #   accepting it still serves every connection that has begun a request.
+#   A request that reaches a replica in its last moment (new SYNs are
+#   dropped there for about 50 ms) waits for proxy_connect_timeout (1 s
+#   here) before nginx passes it on: that is the p99 during the restart.
 #   `proxy_next_upstream` keeps nginx's default (`error timeout`, without
 #   `non_idempotent`): a POST `execute` may have side effects, so it must
 #   not be sent twice; nginx passes it on only when it has not been sent
@@ -264,12 +267,14 @@ run() { # proxy -> the number of failed requests in $failed
   done
   pids=()
   if [[ "$proxy" == nginx ]]; then
-    # A refused connect is passed on to the next replica; anything else
-    # nginx logged as an error is shown.
-    echo "nginx: $(grep -c 'connect() failed (111' "$work/nginx/error.log") connects refused" \
+    # A refused connect, and one that timed out (its SYN fell in the
+    # draining replica's last moment), are passed on to the next replica;
+    # anything else nginx logged as an error is shown.
+    local connects='connect\(\) failed \(111|timed out .* while connecting'
+    echo "nginx: $(grep -c 'connect() failed (111' "$work/nginx/error.log") connects refused," \
+      "$(grep -c 'timed out .* while connecting' "$work/nginx/error.log") timed out" \
       "(each passed on to another replica)"
-    grep '\[error\]' "$work/nginx/error.log" | grep -v 'connect() failed (111' |
-      sed 's/^/  /' || true
+    grep '\[error\]' "$work/nginx/error.log" | grep -Ev "$connects" | sed 's/^/  /' || true
     : >"$work/nginx/error.log"
   fi
   local line
