@@ -589,3 +589,195 @@ fn at_the_cap_the_idlest_keep_alive_connection_gives_up_its_slot() {
         .expect("write");
     assert!(read_response(&mut second).starts_with("HTTP/1.1 404"));
 }
+
+/// Reads until the server closes the connection or `limit` passes.
+fn read_for(stream: &mut TcpStream, limit: Duration) -> String {
+    stream.set_read_timeout(Some(limit)).expect("timeout");
+    read_to_close(stream).0
+}
+
+#[test]
+fn an_event_stream_is_not_cut_at_the_keep_alive_timeout() {
+    // The idle timeout is 300 ms; the execution runs about 1.4 s and is
+    // answered as an event stream (a progress token): a progress event
+    // after 700 ms of silence, then the result. The keep-alive timeout
+    // is for idle connections between requests, not for a response
+    // still streaming.
+    let addr = serve(limits(5000, 5000, 300, 64), DrainOptions::default());
+    let program = "def main():\n    a = conformance.sleep(ms=700)\n    \
+                   b = conformance.sleep(ms=700)\n    return a[\"slept\"] + b[\"slept\"]\n";
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "execute", "arguments": {"source": program},
+                   "_meta": {"progressToken": "p"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = connect(addr);
+    let started = Instant::now();
+    stream.write_all(request.as_bytes()).expect("write");
+    // A keep-alive request: the connection stays open after the stream,
+    // until the idle timeout closes it.
+    let response = read_for(&mut stream, Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{response}"
+    );
+    let messages: Vec<serde_json::Value> = response
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d.trim()).expect("JSON event"))
+        .collect();
+    assert_eq!(messages.len(), 3, "{response}");
+    assert_eq!(
+        messages[0]["method"], "notifications/progress",
+        "{response}"
+    );
+    assert_eq!(messages[1]["params"]["progress"], 2.0, "{response}");
+    assert_eq!(messages[2]["id"], 7, "{response}");
+    assert_eq!(
+        messages[2]["result"]["structuredContent"],
+        serde_json::json!({"result": 1400}),
+        "{response}"
+    );
+    // The stream ended with its last chunk, then the idle timeout ran.
+    assert!(response.ends_with("0\r\n\r\n"), "{response:?}");
+    assert!(
+        took >= Duration::from_millis(1600) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_client_that_stops_reading_is_cut_after_the_idle_timeout() {
+    // Forty pipelined executions answered as event streams of about
+    // 1.8 MB each, and a client that reads nothing: the server's writes
+    // stop making progress once the socket buffers are full, in the
+    // middle of a stream, and after 500 ms without progress the
+    // connection is closed, long before all were sent.
+    let addr = serve(limits(5000, 5000, 500, 64), DrainOptions::default());
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "execute", "_meta": {"progressToken": 1},
+                   "arguments": {"source": "def main():\n    conformance.sleep(ms=1)\n    return \"x\" * 900000\n"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-06-18\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = connect(addr);
+    stream
+        .write_all(request.repeat(40).as_bytes())
+        .expect("write");
+    // Read nothing: the server must close the connection (its state
+    // here leaves ESTABLISHED: a reset, or its FIN behind the data).
+    let started = Instant::now();
+    while tcp_state(&stream) == TCP_ESTABLISHED {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the connection is still open after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // What arrived before is less than everything.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let (received, _) = read_to_close(&mut stream);
+    let responses = received.matches("HTTP/1.1 200 OK").count();
+    assert!(responses < 40, "{responses} responses were sent");
+}
+
+/// `TCP_ESTABLISHED` of `linux/tcp.h`.
+const TCP_ESTABLISHED: u8 = 1;
+
+/// The kernel's state of a TCP socket (`tcpi_state`, the first byte of
+/// `struct tcp_info`).
+fn tcp_state(stream: &TcpStream) -> u8 {
+    use std::os::fd::AsRawFd;
+    let mut info = [0u8; 256];
+    let mut len = info.len() as libc::socklen_t;
+    // SAFETY: the descriptor is the stream's, open for the borrow; the
+    // kernel writes at most `len` bytes into `info` and the new length
+    // into `len`, both live across the call.
+    let done = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(done, 0, "TCP_INFO");
+    info[0]
+}
+
+/// Serves with a drain of `delay_ms` and a grace of 10 s; the drain token.
+fn serve_draining(
+    limits: ConnectionLimits,
+    delay_ms: u64,
+) -> (SocketAddr, tokio_util::sync::CancellationToken) {
+    let drain = DrainOptions {
+        delay: Duration::from_millis(delay_ms),
+        grace: Duration::from_secs(10),
+        ..DrainOptions::default()
+    };
+    let token = drain.token.clone();
+    (serve(limits, drain), token)
+}
+
+#[test]
+fn a_connection_whose_request_comes_after_the_drain_delay_is_served() {
+    // A proxy opened the connection during the drain delay and sends its
+    // request just as the delay ends: the request is served (and the
+    // connection closed after it), not dropped unread.
+    let (addr, token) = serve_draining(limits(2000, 5000, 30_000, 64), 300);
+    token.cancel();
+    let mut early = connect(addr);
+    std::thread::sleep(Duration::from_millis(600));
+    early
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    let (response, _) = read_to_close(&mut early);
+    assert!(response.starts_with("HTTP/1.1 404"), "{response:?}");
+    assert!(
+        response.to_ascii_lowercase().contains("connection: close"),
+        "{response}"
+    );
+    // The port is closed by then: a new connection is refused.
+    assert!(TcpStream::connect_timeout(&addr, Duration::from_secs(3)).is_err());
+}
+
+#[test]
+fn connections_the_kernel_completed_before_the_socket_closes_are_served() {
+    // One slot and its 16 spare sockets held by connections that send
+    // nothing (each waits for its head for 2 s): the next connection is
+    // completed by the kernel but not accepted, and sends its request.
+    // The drain delay ends meanwhile; closing the listening socket would
+    // reset that connection, request and all. It is served.
+    let (addr, token) = serve_draining(limits(2000, 5000, 30_000, 1), 200);
+    let silent: Vec<TcpStream> = (0..17).map(|_| connect(addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut queued = connect(addr);
+    queued
+        .write_all(get("/missing", false).as_bytes())
+        .expect("write");
+    token.cancel();
+    let (response, _) = read_to_close(&mut queued);
+    assert!(response.starts_with("HTTP/1.1 404"), "{response:?}");
+    assert!(
+        response.to_ascii_lowercase().contains("connection: close"),
+        "{response}"
+    );
+    drop(silent);
+}

@@ -6,14 +6,19 @@
 //! [`ConnectionLimits::header_read`]. Once hyper hands the request to the
 //! router it is *busy*: the body must arrive within
 //! [`ConnectionLimits::body_read`] (enforced where the body is read, see
-//! [`read_body`]) and the execution is bounded by its own limits. After the
-//! response it is *idle*: the next request's first byte must come within
-//! [`ConnectionLimits::keep_alive`], and the first byte starts a new head
-//! deadline. A connection past its deadline is closed; so is one whose
-//! client stops reading a response for longer than the idle timeout.
-//! [`TimedIo`] enforces the head and idle deadlines on the socket itself;
-//! [`Phase`] is shared with the connection's service, which marks the
-//! request's start and end.
+//! [`read_body`]) and the execution is bounded by its own limits; it stays
+//! busy until the last byte of the response body is handed to hyper
+//! ([`UntilSent`]), so that a response that streams (an event stream of
+//! progress notifications, say) is never cut by the idle timeout however
+//! long it runs. After the response it is *idle*: the next request's first
+//! byte must come within [`ConnectionLimits::keep_alive`], and the first
+//! byte starts a new head deadline. A connection past its deadline is
+//! closed; so is one whose client stops reading for longer than the idle
+//! timeout, in any phase: a write that makes no progress for that long
+//! (the time between two successful writes, as nginx's `send_timeout`,
+//! not the length of the response). [`TimedIo`] enforces the deadlines on
+//! the socket itself; [`Phase`] is shared with the connection's service,
+//! which marks the request's start and its response's end.
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -80,12 +85,15 @@ pub struct Phase {
 static IDLE_ORDER: AtomicU64 = AtomicU64::new(0);
 
 impl Phase {
-    fn set(&self, phase: u64) {
-        let _ = self
+    /// Enters `phase`; returns the new value.
+    fn set(&self, phase: u64) -> u64 {
+        let next = |v: u64| ((v >> 2) + 1) << 2 | phase;
+        match self
             .value
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
-                Some(((v >> 2) + 1) << 2 | phase)
-            });
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(next(v)))
+        {
+            Ok(v) | Err(v) => next(v),
+        }
     }
 
     /// Remembers who to wake when the busy phase ends.
@@ -96,16 +104,25 @@ impl Phase {
         }
     }
 
-    /// A request's head was read: no socket deadline until its response.
-    pub fn busy(&self) {
-        self.set(BUSY);
+    /// A request's head was read: no read deadline until its response
+    /// has been sent. Returns the busy phase, for [`Phase::idle`].
+    pub fn busy(&self) -> u64 {
+        self.set(BUSY)
     }
 
-    /// The response is out: the idle deadline runs.
-    pub fn idle(&self) {
+    /// The response of the busy phase `busy` is out: the idle deadline
+    /// runs. Nothing happens if the connection has left that phase.
+    pub fn idle(&self, busy: u64) {
         self.idle_since
             .store(IDLE_ORDER.fetch_add(1, Ordering::AcqRel), Ordering::Release);
-        self.set(IDLE);
+        let idle = (((busy >> 2) + 1) << 2) | IDLE;
+        if self
+            .value
+            .compare_exchange(busy, idle, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
         let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(waker) = waker {
             waker.wake();
@@ -122,6 +139,13 @@ impl Phase {
         (self.load() & 3 == IDLE).then(|| self.idle_since.load(Ordering::Acquire))
     }
 
+    /// Whether the connection is reading a head: its first request's (the
+    /// first byte may not have come yet), or the next one's once its first
+    /// byte has come.
+    pub fn reading_head(&self) -> bool {
+        self.load() & 3 == HEAD
+    }
+
     /// Asks the connection to close: its task shuts it down gracefully
     /// (at once if it is still idle; a request that has begun is served
     /// first), see [`Phase::evicted`].
@@ -135,7 +159,8 @@ impl Phase {
     }
 }
 
-/// A socket with the head and idle deadlines of its connection.
+/// A socket with the head and idle deadlines of its connection, and the
+/// bound on a write that makes no progress.
 pub struct TimedIo<T> {
     io: T,
     phase: Arc<Phase>,
@@ -143,6 +168,11 @@ pub struct TimedIo<T> {
     sleep: Pin<Box<Sleep>>,
     /// The phase value the sleep was armed for.
     armed: Option<u64>,
+    /// Runs from a write (or flush) that could not proceed until the next
+    /// one that does.
+    stall: Pin<Box<Sleep>>,
+    /// Whether `stall` is armed: the last write or flush was pending.
+    stalled: bool,
 }
 
 impl<T> TimedIo<T> {
@@ -160,6 +190,8 @@ impl<T> TimedIo<T> {
             limits,
             sleep: Box::pin(tokio::time::sleep(limits.header_read)),
             armed: None,
+            stall: Box::pin(tokio::time::sleep(limits.keep_alive)),
+            stalled: false,
         }
     }
 
@@ -180,6 +212,31 @@ impl<T> TimedIo<T> {
             self.sleep.as_mut().reset(Instant::now() + timeout);
         }
         self.sleep.as_mut().poll(cx).is_ready()
+    }
+
+    /// Whether a write has been pending for longer than the idle timeout
+    /// (the client reads nothing); arms the bound on the first pending
+    /// write after one that proceeded.
+    fn write_stalled(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.stalled {
+            self.stalled = true;
+            let at = Instant::now() + self.limits.keep_alive;
+            self.stall.as_mut().reset(at);
+        }
+        self.stall.as_mut().poll(cx).is_ready()
+    }
+
+    /// After a write or flush: whether it must fail with the connection's
+    /// deadline (the phase's, or the stall's). Both are looked at, so that
+    /// both wake the task.
+    fn write_expired<R>(&mut self, cx: &mut Context<'_>, poll: &Poll<R>) -> bool {
+        if poll.is_ready() {
+            self.stalled = false;
+            return false;
+        }
+        let phase = self.expired(cx);
+        let stall = self.write_stalled(cx);
+        phase || stall
     }
 }
 
@@ -214,21 +271,82 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for TimedIo<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match Pin::new(&mut self.io).poll_write(cx, buf) {
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(timed_out())),
-            other => other,
+        let poll = Pin::new(&mut self.io).poll_write(cx, buf);
+        if self.write_expired(cx, &poll) {
+            return Poll::Ready(Err(timed_out()));
         }
+        poll
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.io).poll_flush(cx) {
-            Poll::Pending if self.expired(cx) => Poll::Ready(Err(timed_out())),
-            other => other,
+        let poll = Pin::new(&mut self.io).poll_flush(cx);
+        if self.write_expired(cx, &poll) {
+            return Poll::Ready(Err(timed_out()));
         }
+        poll
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// A response body that keeps its connection busy until it has been
+/// sent: the connection turns idle (see [`Phase::idle`]) when the body
+/// ends, fails, or is dropped (hyper drops a body it does not send, as a
+/// `HEAD` response's, and one whose connection failed).
+pub struct UntilSent {
+    body: Body,
+    phase: Arc<Phase>,
+    /// The busy phase of the request; `None` once the connection was
+    /// marked idle.
+    busy: Option<u64>,
+}
+
+impl UntilSent {
+    /// Wraps the body of the response to the request of phase `busy`.
+    pub fn new(body: Body, phase: Arc<Phase>, busy: u64) -> UntilSent {
+        UntilSent {
+            body,
+            phase,
+            busy: Some(busy),
+        }
+    }
+
+    fn sent(&mut self) {
+        if let Some(busy) = self.busy.take() {
+            self.phase.idle(busy);
+        }
+    }
+}
+
+impl HttpBody for UntilSent {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, axum::Error>>> {
+        let poll = Pin::new(&mut self.body).poll_frame(cx);
+        if matches!(poll, Poll::Ready(None | Some(Err(_)))) {
+            self.sent();
+        }
+        poll
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for UntilSent {
+    fn drop(&mut self) {
+        self.sent();
     }
 }
 
@@ -376,13 +494,17 @@ mod tests {
     fn phases_count_their_transitions() {
         let phase = Phase::default();
         assert_eq!(phase.load() & 3, HEAD);
-        phase.busy();
-        let busy = phase.load();
+        let busy = phase.busy();
+        assert_eq!(busy, phase.load());
         assert_eq!(busy & 3, BUSY);
-        phase.idle();
+        phase.idle(busy);
+        assert_eq!(phase.load() & 3, IDLE);
         phase.set(HEAD);
-        phase.busy();
+        let next = phase.busy();
         assert_eq!(phase.load() & 3, BUSY);
-        assert_ne!(phase.load(), busy, "a new busy phase is a new value");
+        assert_ne!(next, busy, "a new busy phase is a new value");
+        // A late end of the earlier response leaves the new one busy.
+        phase.idle(busy);
+        assert_eq!(phase.load(), next);
     }
 }

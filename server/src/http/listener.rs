@@ -14,12 +14,21 @@
 //! see [`crate::drain`]), `/readyz` answers 503 at once and every response
 //! carries `Connection: close` (so that a proxy opens its next request on a
 //! fresh connection, to a replica that is not draining, rather than
-//! sending it on one this server is about to close); after the drain
-//! delay the loop stops accepting and closes its socket, every connection
-//! finishes the request it is serving and closes, and [`serve`] returns
-//! once all are closed or the grace period is over.
+//! sending it on one this server is about to close). After the drain
+//! delay the loop stops accepting without dropping a request a client has
+//! already sent: it first has the kernel drop new connections' SYNs
+//! ([`stop_handshakes`]: the client tries again a second later and then
+//! finds the port closed, a refusal that a proxy passes on to another
+//! replica), accepts what the kernel completed meanwhile (closing the
+//! socket would reset those, requests and all), then closes its socket.
+//! Every connection then finishes the request it is serving and closes; a
+//! connection that is reading a head, or has not sent its first byte yet,
+//! is served one request (its response says `Connection: close`), within
+//! the head deadline; only a keep-alive connection idle between requests
+//! is closed at once. [`serve`] returns once all are closed or the grace
+//! period is over.
 
-use super::connection::{ConnectionLimits, Phase, TimedIo};
+use super::connection::{ConnectionLimits, Phase, TimedIo, UntilSent};
 use axum::body::Body;
 use axum::Router;
 use hyper::body::Incoming;
@@ -58,6 +67,12 @@ const WAITING_SLOTS: usize = PROBE_SLOTS / 2;
 
 /// The longest request line of a probe: `GET /healthz ` and `GET /readyz `.
 const PROBE_PREFIX: usize = 13;
+
+/// Once new handshakes are refused at the end of the drain delay, how long
+/// without a newly completed connection before the listening socket is
+/// closed (a handshake under way when the SYNs stopped completes within a
+/// round trip).
+const LAST_HANDSHAKES: Duration = Duration::from_millis(50);
 
 /// Serves `router` on `listener` until the drain completes.
 ///
@@ -224,10 +239,64 @@ impl Front {
                 probes.spawn(this.clone().sort(stream, socket));
             }
         }
-        drop(listener);
+        // The connections the kernel has completed are served: closing
+        // the socket would reset them, with the requests already sent.
+        match listener.into_std() {
+            Ok(listener) => {
+                let last = this.clone().last_connections(&listener, &probes);
+                let _ = tokio::time::timeout(this.drain.grace, last).await;
+            }
+            Err(e) => tracing::warn!("cannot take the last connections: {e}"),
+        }
         this.closing.cancel();
         probes.close();
         let _ = tokio::time::timeout(this.drain.grace, probes.wait()).await;
+    }
+
+    /// At the end of the drain delay: stops new handshakes and takes the
+    /// connections completed until none has come for [`LAST_HANDSHAKES`]
+    /// (without the SYN filter, only those already waiting). Accepts with
+    /// the system call itself (the reactor's readiness may lag behind).
+    async fn last_connections(
+        self: Arc<Self>,
+        listener: &std::net::TcpListener,
+        probes: &TaskTracker,
+    ) {
+        let quiet = if stop_handshakes(listener) {
+            LAST_HANDSHAKES
+        } else {
+            Duration::ZERO
+        };
+        let mut last = std::time::Instant::now();
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    last = std::time::Instant::now();
+                    let stream = stream
+                        .set_nonblocking(true)
+                        .and_then(|()| TcpStream::from_std(stream));
+                    let Ok(stream) = stream else {
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let Ok(socket) = self.sockets.clone().acquire_owned().await else {
+                        return;
+                    };
+                    probes.spawn(self.clone().sort(stream, socket));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if last.elapsed() >= quiet {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::warn!("accept failed while draining: {e}");
+                    return;
+                }
+            }
+        }
     }
 
     /// Serves a probe here, or hands the connection to the main runtime
@@ -261,12 +330,11 @@ impl Front {
                 };
                 // An idle keep-alive connection gives its slot to this one.
                 self.open.evict_idlest();
-                tokio::select! {
-                    slot = self.slots.clone().acquire_owned() => match slot {
-                        Ok(slot) => slot,
-                        Err(_) => return,
-                    },
-                    _ = self.closing.cancelled() => return,
+                // Also once accepting has stopped: the connection may hold
+                // a request already sent (bounded by the drain's grace).
+                match self.slots.clone().acquire_owned().await {
+                    Ok(slot) => slot,
+                    Err(_) => return,
                 }
             }
         };
@@ -300,7 +368,16 @@ impl Front {
             tokio::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => return,
-                _ = this.closing.cancelled() => {}
+                _ = this.closing.cancelled() => {
+                    // A connection reading a head, or whose first request
+                    // has not come yet, is served one request (its
+                    // response closes it) within the head deadline: a
+                    // proxy may have sent it already.
+                    if phase.reading_head() {
+                        let _ = connection.await;
+                        return;
+                    }
+                }
                 _ = phase.evicted() => {}
             }
             connection.as_mut().graceful_shutdown();
@@ -335,7 +412,7 @@ fn connection(
         let mut router = router.clone();
         let phase = phase.clone();
         let draining = draining.clone();
-        phase.busy();
+        let busy = phase.busy();
         async move {
             let response = router.call(request.map(Body::new)).await;
             let mut response = response.unwrap_or_else(|never| match never {});
@@ -345,7 +422,8 @@ fn connection(
                     hyper::header::HeaderValue::from_static("close"),
                 );
             }
-            phase.idle();
+            // The connection turns idle once the body has been sent.
+            let response = response.map(|body| Body::new(UntilSent::new(body, phase, busy)));
             Ok::<_, Infallible>(response)
         }
     });
@@ -366,6 +444,64 @@ async fn refuse(mut stream: TcpStream) {
         tokio::io::AsyncWriteExt::write_all(&mut stream, response.as_bytes()),
     )
     .await;
+}
+
+/// Has the kernel drop every new connection's first segment (a SYN
+/// without ACK) on `listener`, with a classic BPF socket filter, so that no
+/// more handshakes complete while those under way still do; `false` where
+/// that is not possible. A client whose SYN was dropped sends it again
+/// about a second later, when the socket is closed: its connect is refused,
+/// which a proxy passes on to another replica (the request was not sent).
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+fn stop_handshakes(listener: &std::net::TcpListener) -> bool {
+    use std::os::fd::AsRawFd;
+    /// `SO_ATTACH_FILTER` of `asm-generic/socket.h`.
+    const SO_ATTACH_FILTER: libc::c_int = 26;
+    let op = |code: u32, jt: u8, jf: u8, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    // A TCP socket's filter sees the segment from its TCP header: the
+    // flags are byte 13, SYN is 0x02 and ACK 0x10.
+    let mut program = [
+        op(libc::BPF_LD | libc::BPF_B | libc::BPF_ABS, 0, 0, 13),
+        op(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, 0, 0, 0x12),
+        op(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, 0x02),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, u32::MAX),
+    ];
+    let fprog = libc::sock_fprog {
+        len: program.len() as libc::c_ushort,
+        filter: program.as_mut_ptr(),
+    };
+    // SAFETY: the descriptor is the listener's, open for the borrow; the
+    // option value is a `sock_fprog` of the given size whose `filter`
+    // points to `len` instructions that live across the call (the kernel
+    // copies them).
+    let done = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_ATTACH_FILTER,
+            (&fprog as *const libc::sock_fprog).cast(),
+            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+        )
+    };
+    done == 0
+}
+
+/// Elsewhere new handshakes cannot be stopped before the socket closes.
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+fn stop_handshakes(_listener: &std::net::TcpListener) -> bool {
+    false
 }
 
 /// The next connection, once a socket is free; `None` when accepting
