@@ -120,7 +120,7 @@ pub fn check_property(outcome: &Result<Data, ExecError<()>>) {
 /// Fuzzed JSON as [`Data`]: `None` when it holds what `Data` cannot
 /// (integers outside i64).
 pub fn json_to_data(value: &serde_json::Value) -> Option<Data> {
-    codemode_catalog::convert::to_data(value).ok()
+    codemode_catalog::to_data(value).ok()
 }
 
 /// Splits fuzzed bytes at the first NUL into a text and a JSON value; a

@@ -18,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use codemode_catalog::strict_json::parse_strict;
+use codemode_catalog::parse_strict;
 use serde_json::{json, Value};
 use std::pin::Pin;
 use std::sync::Arc;

@@ -20,7 +20,7 @@
 use super::operation::{is_json, Location, Parameter, Style};
 use crate::logging::redact_urls;
 use crate::upstream::import::{conform_json, cut};
-use codemode_catalog::shape::FieldShape;
+use codemode_catalog::FieldShape;
 use codemode_catalog::HandlerError;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};

@@ -11,7 +11,7 @@
 //! shows their names only, and nothing here logs them.
 
 use crate::openapi::config::{process_env, substitute};
-use codemode_catalog::names::is_reserved_root;
+use codemode_catalog::is_reserved_root;
 use codemode_catalog::CapabilityName;
 use serde::Deserialize;
 use std::collections::BTreeMap;
