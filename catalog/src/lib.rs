@@ -6,7 +6,8 @@
 //! builds an immutable [`Catalog`] that validates everything up front, and
 //! serves it through [`CodeMode`] with a [`Policy`] and a [`Config`].
 //! Failures are one [`Error`] whose text is one of the fixed texts of
-//! `docs/architecture.md`, section 5.
+//! `docs/architecture.md`, section 5. The public API is what this file
+//! re-exports; every module is private to the crate.
 //!
 //! ```
 //! use codemode_catalog::{
@@ -57,6 +58,9 @@
 //! });
 //! ```
 
+// A public type that a caller could not name is a re-export missing below.
+#![warn(unnameable_types)]
+
 pub(crate) mod admission;
 pub(crate) mod annotations;
 pub(crate) mod approval;
@@ -80,7 +84,10 @@ pub(crate) mod shape;
 pub(crate) mod strict_json;
 
 pub use annotations::Annotations;
-pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll};
+pub use approval::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll,
+    MAX_SHOWN_ARGUMENT_BYTES, MAX_SHOWN_VALUE_BYTES,
+};
 pub use auth::{
     AllowAll, AuthorizationRequest, Decision, DenyAll, FixedSubject, Policy, PolicyError, PolicyFn,
     Subject, SubjectResolver, Unauthenticated,
@@ -88,8 +95,8 @@ pub use auth::{
 pub use binding::{bind, BindError};
 pub use capability::{CallContext, Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
 pub use catalog::{
-    BuildError, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry, ManifestError,
-    NotFound, Problem,
+    BuildError, CapabilityRef, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry,
+    ManifestError, NotFound, Problem,
 };
 pub use codemode_vm::{Data, Limits};
 pub use conform::{conform_output, Mismatch};
@@ -100,7 +107,7 @@ pub use progress::{CallDone, Progress, ProgressFuture};
 #[cfg(feature = "rego")]
 pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
 pub use schema::{fields_from_schema, fields_from_schema_in, SchemaSource, ShapeError};
-pub use search::{tokenize, SearchLimits, SearchResponse, SearchResult};
+pub use search::{tokenize, SearchError, SearchLimits, SearchResponse, SearchResult};
 pub use service::{CodeMode, Config, ExecuteOptions, ExecutionCounts};
 pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeKind};
 pub use strict_json::parse_strict;

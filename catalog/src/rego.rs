@@ -119,7 +119,9 @@ impl RegoPolicyBuilder {
         }
         let policy = RegoPolicy {
             engine,
-            rule: self.rule.unwrap_or_else(|| RegoPolicy::DEFAULT_RULE.to_string()),
+            rule: self
+                .rule
+                .unwrap_or_else(|| RegoPolicy::DEFAULT_RULE.to_string()),
             time_limit: self.time_limit.unwrap_or(RegoPolicy::DEFAULT_TIME_LIMIT),
         };
         let probe = json!({

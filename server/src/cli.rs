@@ -14,7 +14,7 @@ use crate::catalogs;
 use crate::config::{FileConfig, LimitsConfig};
 use crate::drain;
 use crate::http::{self, HttpOptions};
-use crate::imported;
+use crate::import_policy;
 use crate::mcp;
 use crate::openapi;
 use crate::telemetry::Metrics;
@@ -72,6 +72,9 @@ pub enum Command {
 }
 
 /// Flags every command takes.
+// The fields' doc comments are the `--help` text, where `NAME.<tool>` is
+// meant literally, not as HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Args)]
 pub struct Common {
     /// A built-in catalog (demo, conformance) or a JSON manifest path;
@@ -263,7 +266,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Serve {
             http: Some(addr), ..
         } => {
-            let checked = imported::require_policy(&file, &common.upstreams, &common.openapi)
+            let checked = import_policy::require_policy(&file, &common.upstreams, &common.openapi)
                 .and_then(|()| HttpOptions::from_config(&file.http));
             let mut options = match checked {
                 Ok(o) => o,

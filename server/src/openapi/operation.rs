@@ -114,8 +114,6 @@ pub struct Parameter {
     pub required: bool,
     /// Its schema (a local reference or an inline schema; `{}` when none).
     pub schema: Value,
-    /// Its description.
-    pub description: Option<String>,
     /// Its style.
     pub style: Style,
     /// Whether arrays and objects are exploded.
@@ -369,7 +367,6 @@ fn parameter(root: &Value, p: &Value, at: &str) -> Result<Option<Parameter>, (St
         required: location == Location::Path
             || p.get("required").and_then(Value::as_bool).unwrap_or(false),
         schema,
-        description: text(p, "description"),
         style,
         explode,
     }))

@@ -27,11 +27,11 @@ use super::client::Link;
 use super::naming;
 use super::text_result::{self, TextResult};
 use crate::logging::foreign;
-use codemode_catalog::{fields_from_schema, SchemaSource};
 use codemode_catalog::FieldShape;
 use codemode_catalog::{
     conform_output, Annotations, Capability, Catalog, Data, HandlerError, Limits,
 };
+use codemode_catalog::{fields_from_schema, SchemaSource};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
