@@ -87,16 +87,8 @@ pub fn load_text(
     let name = &source.name;
     let file = source.spec.to_string();
     let doc = document::parse(&file, text).map_err(|e| OpenApiError::Document(name.clone(), e))?;
-    let operations = operation::operations(&doc).map_err(|(place, reason)| {
-        OpenApiError::Document(
-            name.clone(),
-            DocumentError {
-                file: doc.file.clone(),
-                place,
-                reason,
-            },
-        )
-    })?;
+    let operations =
+        operation::operations(&doc).map_err(|e| OpenApiError::Document(name.clone(), e))?;
     let operations: Vec<_> = operations
         .into_iter()
         .filter(|op| source.filter.admits(&op.key()))
