@@ -159,15 +159,17 @@ fn check_ask(
         .filter_map(|n| catalog.get(n))
         .map(|c| c.id().as_str().to_string())
         .collect();
-    file.approval.check(&|id| {
-        ids.contains(id)
-            || upstreams.iter().any(|u| {
-                id.strip_prefix("upstream.")
-                    .and_then(|rest| rest.strip_prefix(u.name.as_str()))
-                    .and_then(|rest| rest.strip_prefix('.'))
-                    .is_some_and(|tool| !tool.is_empty())
-            })
-    })
+    file.approval
+        .check(&|id| {
+            ids.contains(id)
+                || upstreams.iter().any(|u| {
+                    id.strip_prefix("upstream.")
+                        .and_then(|rest| rest.strip_prefix(u.name.as_str()))
+                        .and_then(|rest| rest.strip_prefix('.'))
+                        .is_some_and(|tool| !tool.is_empty())
+                })
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// The native sources, the service config and the configuration file.
@@ -189,7 +191,8 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
         .policy
         .as_ref()
         .map(|p| p.load())
-        .transpose()?
+        .transpose()
+        .map_err(|e| e.to_string())?
         .flatten()
     {
         let rego: Arc<dyn Policy> = Arc::new(rego);
@@ -267,6 +270,7 @@ pub fn main(cli: Cli) -> ExitCode {
             http: Some(addr), ..
         } => {
             let checked = import_policy::require_policy(&file, &common.upstreams, &common.openapi)
+                .map_err(|e| e.to_string())
                 .and_then(|()| HttpOptions::from_config(&file.http));
             let mut options = match checked {
                 Ok(o) => o,

@@ -37,7 +37,7 @@ pub(crate) mod telemetry;
 pub(crate) mod upstream;
 
 pub use allocator::{limit_huge_pages, Allocator};
-pub use approval::AskPolicy;
+pub use approval::{AskPolicy, UnknownAskEntry};
 pub use catalogs::conformance::{
     capabilities as conformance_capabilities, disabled as conformance_disabled, SECRET_DETAIL,
 };
@@ -49,7 +49,7 @@ pub use catalogs::{
 pub use cli::{build_service, main as run_cli, program_text, Cli, Command, Common};
 pub use config::{
     ApprovalConfig, ConfigError, FileConfig, HttpConfig, LimitsConfig, PolicyConfig,
-    TelemetryConfig, TokenConfig,
+    PolicyConfigError, TelemetryConfig, TokenConfig,
 };
 pub use http::connection::ConnectionLimits;
 pub use http::health::{HEALTHZ, READYZ};
@@ -59,6 +59,7 @@ pub use http::{
     token_digest_hex, HttpOptions, HttpResolver, Token, BODY_ENVELOPE_BYTES,
     DEFAULT_BODY_BYTES_IN_FLIGHT, EXAMPLE_TOKEN_DIGEST, LOOPBACK_ORIGINS,
 };
+pub use import_policy::PolicyRequired;
 pub use logging::init_to as init_logging_to;
 pub use mcp::{
     serve_stdio, serve_stdio_with, CodeModeServer, Resolver as McpResolver, INSTRUCTIONS,
