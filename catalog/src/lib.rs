@@ -96,7 +96,7 @@ pub use binding::{bind, BindError};
 pub use capability::{CallContext, Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
 pub use catalog::{
     BuildError, CapabilityRef, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry,
-    ManifestError, NotFound, Problem,
+    ManifestError, NotFound, Problem, RuleError,
 };
 pub use codemode_vm::{Data, Limits};
 pub use conform::{conform_output, Mismatch};
