@@ -46,7 +46,7 @@ pub use catalogs::{
     all_of as all_of_policies, load as load_catalogs, sources as catalog_sources,
     LoadError as CatalogError, Sources as CatalogSources,
 };
-pub use cli::{build_service, main as run_cli, program_text, Cli, Command, Common};
+pub use cli::{build_service, main as run_cli, program_text, Cli, Command, Common, SetupError};
 pub use config::{
     ApprovalConfig, ConfigError, FileConfig, HttpConfig, LimitsConfig, PolicyConfig,
     PolicyConfigError, TelemetryConfig, TokenConfig,
