@@ -52,7 +52,11 @@ pub struct ApiClient {
 impl ApiClient {
     /// A client calling `base` (its trailing `/` dropped) with `headers`;
     /// bodies longer than `max_body_bytes` are refused.
-    pub fn new(base: &str, headers: HeaderMap, max_body_bytes: usize) -> Result<ApiClient, String> {
+    pub fn new(
+        base: &str,
+        headers: HeaderMap,
+        max_body_bytes: usize,
+    ) -> Result<ApiClient, reqwest::Error> {
         let policy = reqwest::redirect::Policy::custom(|attempt| {
             let same = attempt
                 .previous()
@@ -67,8 +71,7 @@ impl ApiClient {
         let client = reqwest::Client::builder()
             .redirect(policy)
             .retry(reqwest::retry::never())
-            .build()
-            .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+            .build()?;
         Ok(ApiClient {
             client,
             base: base.trim_end_matches('/').to_string(),

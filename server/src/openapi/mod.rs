@@ -37,8 +37,8 @@ pub enum OpenApiError {
     Document(String, DocumentError),
     #[error("openapi {0:?}: {1}")]
     BaseUrl(String, String),
-    #[error("openapi {0:?}: {1}")]
-    Client(String, String),
+    #[error("openapi {0:?}: cannot create the HTTP client: {1}")]
+    Client(String, reqwest::Error),
     #[error("openapi {0:?}: the name is already the root of capability {1:?}")]
     Root(String, String),
 }
