@@ -17,8 +17,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use codemode::catalog::{CodeMode, Config, ExecuteOptions, Subject};
-use codemode::server::catalogs;
-use codemode::server::openapi::{self, OpenApiConfig};
+use codemode::server::OpenApiConfig;
+use codemode::server::{catalog_sources, collect_openapi, load_openapi, load_openapi_text};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ fn import_github(c: &mut Criterion) {
         return;
     };
     let text = std::fs::read_to_string(&path).expect("read the description");
-    let source = openapi::collect(
+    let source = collect_openapi(
         &[OpenApiConfig {
             name: "github".into(),
             spec: path,
@@ -71,7 +71,7 @@ fn import_github(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(20));
     group.bench_function("import_github", |b| {
         b.iter(|| {
-            let imported = openapi::load_text(&source, &text, 1 << 20).expect("imports");
+            let imported = load_openapi_text(&source, &text, 1 << 20).expect("imports");
             let catalog = codemode::catalog::Catalog::builder()
                 .capabilities(imported.into_iter().map(|i| i.capability))
                 .build()
@@ -115,7 +115,7 @@ fn round_trip(c: &mut Criterion) {
 
     let spec = std::env::temp_dir().join(format!("codemode-bench-{}.json", std::process::id()));
     std::fs::write(&spec, SPEC).expect("write spec");
-    let source = openapi::collect(
+    let source = collect_openapi(
         &[OpenApiConfig {
             name: "shop".into(),
             spec: spec.to_string_lossy().into_owned(),
@@ -128,10 +128,10 @@ fn round_trip(c: &mut Criterion) {
     .expect("valid source");
     let config = Config::default();
     let imported = runtime
-        .block_on(openapi::load(&source, config.limits.max_value_bytes, []))
+        .block_on(load_openapi(&source, config.limits.max_value_bytes, []))
         .expect("imported");
     let _ = std::fs::remove_file(&spec);
-    let mut parts = catalogs::sources(&[], &[]).expect("sources");
+    let mut parts = catalog_sources(&[], &[]).expect("sources");
     parts
         .capabilities
         .extend(imported.into_iter().map(|i| i.capability));

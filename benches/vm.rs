@@ -25,7 +25,7 @@ mod common;
 mod github_manifest;
 
 use codemode::catalog::{ExecuteOptions, Subject};
-use codemode::server::catalogs;
+use codemode::server::load_catalogs;
 use codemode::vm::{execute, Data, Host, HostCall, Limits};
 use common::program;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -121,7 +121,7 @@ fn execute_latency(c: &mut Criterion) {
         None => github_manifest::skipped("execute_agent_20_lines_github_catalog"),
     }
     for (name, sources) in runs {
-        let service = catalogs::load(&sources, &[], Default::default()).expect("catalogs");
+        let service = load_catalogs(&sources, &[], Default::default()).expect("catalogs");
         let run = |src: &str| -> String {
             let data = runtime
                 .block_on(service.execute(&subject, src, ExecuteOptions::default()))

@@ -23,7 +23,8 @@
 
 use clap::Parser;
 use codemode::catalog::{ExecuteOptions, Subject};
-use codemode::server::cli::{self, program_text, Cli, Command};
+use codemode::server::build_service;
+use codemode::server::{program_text, Cli, Command};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::process::Stdio;
@@ -211,7 +212,7 @@ fn child() {
     let Command::Run { common, .. } = &cli.command else {
         panic!("not a run command");
     };
-    let service = cli::build_service(common).expect("the service builds");
+    let service = build_service(common).expect("the service builds");
     let mut bytes = Vec::new();
     std::io::stdin()
         .read_to_end(&mut bytes)

@@ -5,7 +5,7 @@
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
-use codemode::server::cli::Cli;
+use codemode::server::Cli;
 
 /// The README's command lines: `(where, the line)`.
 fn commands(readme: &str) -> Vec<(String, String)> {

@@ -189,11 +189,26 @@ pub enum Problem {
         error: ShapeError,
     },
     #[error("capability {0:?}: input rule on {1:?}: {2}")]
-    Rule(String, String, String),
+    Rule(String, String, RuleError),
     #[error("capability {0:?}: output rule on {1:?}: {2}")]
-    OutputRule(String, String, String),
+    OutputRule(String, String, RuleError),
     #[error("disabled capability ID {0:?} does not exist")]
     UnknownDisabled(String),
+}
+
+/// Why a rule cannot be attached at its path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// A segment of the path names no field.
+    #[error("no such field")]
+    NoSuchField,
+    /// The shape at the path (its notation) takes no such rule.
+    #[error("the rule does not apply to {0}")]
+    DoesNotApply(String),
+    /// The path goes into a shape that has no such part (`[]` into a
+    /// non-list, `.` into a non-struct).
+    #[error("the path does not match the shape")]
+    PathMismatch,
 }
 
 /// Building a catalog failed; nothing was built.
@@ -431,16 +446,16 @@ fn skipped_non_option(fields: &[FieldShape], prefix: &str) -> Option<String> {
 }
 
 /// Finds the shape at `path` and adds `rule` to it (below any `| None`).
-fn attach_rule(fields: &mut [FieldShape], path: &str, rule: Rule) -> Result<(), String> {
+fn attach_rule(fields: &mut [FieldShape], path: &str, rule: Rule) -> Result<(), RuleError> {
     let (head, rest) = split_path(path);
     let field = fields
         .iter_mut()
         .find(|f| f.name == head)
-        .ok_or_else(|| "no such field".to_string())?;
+        .ok_or(RuleError::NoSuchField)?;
     attach_below(&mut field.shape, rest, rule)
 }
 
-fn attach_below(shape: &mut Shape, rest: &str, rule: Rule) -> Result<(), String> {
+fn attach_below(shape: &mut Shape, rest: &str, rule: Rule) -> Result<(), RuleError> {
     if let ShapeKind::Optional(inner) = &mut shape.kind {
         return attach_below(inner, rest, rule);
     }
@@ -462,7 +477,7 @@ fn attach_below(shape: &mut Shape, rest: &str, rule: Rule) -> Result<(), String>
             )
         );
         if !fits {
-            return Err(format!("the rule does not apply to {}", shape.notation()));
+            return Err(RuleError::DoesNotApply(shape.notation()));
         }
         shape.rules.push(rule);
         return Ok(());
@@ -471,7 +486,7 @@ fn attach_below(shape: &mut Shape, rest: &str, rule: Rule) -> Result<(), String>
         ShapeKind::List(inner) if rest.starts_with("[]") => attach_below(inner, &rest[2..], rule),
         ShapeKind::Map(inner) if rest.starts_with("{}") => attach_below(inner, &rest[2..], rule),
         ShapeKind::Struct(fields) if rest.starts_with('.') => attach_rule(fields, &rest[1..], rule),
-        _ => Err("the path does not match the shape".into()),
+        _ => Err(RuleError::PathMismatch),
     }
 }
 

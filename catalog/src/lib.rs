@@ -6,7 +6,8 @@
 //! builds an immutable [`Catalog`] that validates everything up front, and
 //! serves it through [`CodeMode`] with a [`Policy`] and a [`Config`].
 //! Failures are one [`Error`] whose text is one of the fixed texts of
-//! `docs/architecture.md`, section 5.
+//! `docs/architecture.md`, section 5. The public API is what this file
+//! re-exports; every module is private to the crate.
 //!
 //! ```
 //! use codemode_catalog::{
@@ -57,30 +58,36 @@
 //! });
 //! ```
 
-pub mod admission;
-pub mod annotations;
-pub mod approval;
-pub mod auth;
-pub mod binding;
-pub mod capability;
-pub mod catalog;
-pub mod conform;
-pub mod convert;
+// A public type that a caller could not name is a re-export missing below.
+#![warn(unnameable_types)]
+
+pub(crate) mod admission;
+pub(crate) mod annotations;
+pub(crate) mod approval;
+pub(crate) mod auth;
+pub(crate) mod binding;
+pub(crate) mod capability;
+pub(crate) mod catalog;
+pub(crate) mod conform;
+pub(crate) mod convert;
 mod cpu;
-pub mod decode;
-pub mod error;
-pub mod names;
-pub mod progress;
+pub(crate) mod decode;
+pub(crate) mod error;
+pub(crate) mod names;
+pub(crate) mod progress;
 #[cfg(feature = "rego")]
-pub mod rego;
-pub mod schema;
-pub mod search;
-pub mod service;
-pub mod shape;
-pub mod strict_json;
+pub(crate) mod rego;
+pub(crate) mod schema;
+pub(crate) mod search;
+pub(crate) mod service;
+pub(crate) mod shape;
+pub(crate) mod strict_json;
 
 pub use annotations::Annotations;
-pub use approval::{Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll};
+pub use approval::{
+    Approval, ApprovalFuture, ApprovalRequest, Approver, ApproverFn, RefuseAll,
+    MAX_SHOWN_ARGUMENT_BYTES, MAX_SHOWN_VALUE_BYTES,
+};
 pub use auth::{
     AllowAll, AuthorizationRequest, Decision, DenyAll, FixedSubject, Policy, PolicyError, PolicyFn,
     Subject, SubjectResolver, Unauthenticated,
@@ -88,20 +95,22 @@ pub use auth::{
 pub use binding::{bind, BindError};
 pub use capability::{CallContext, Capability, HandlerError, MAX_PUBLIC_MESSAGE_BYTES};
 pub use catalog::{
-    BuildError, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry, ManifestError,
-    NotFound, Problem,
+    BuildError, CapabilityRef, Catalog, CatalogBuilder, Description, Manifest, ManifestEntry,
+    ManifestError, NotFound, Problem, RuleError,
 };
 pub use codemode_vm::{Data, Limits};
 pub use conform::{conform_output, Mismatch};
+pub use convert::{data_to_json, to_data, ConvertError};
 pub use error::Error;
-pub use names::{CapabilityId, CapabilityName, NameError};
+pub use names::{is_reserved_root, CapabilityId, CapabilityName, NameError};
 pub use progress::{CallDone, Progress, ProgressFuture};
 #[cfg(feature = "rego")]
 pub use rego::{RegoError, RegoPolicy, RegoPolicyBuilder};
-pub use schema::ShapeError;
-pub use search::{tokenize, SearchLimits, SearchResponse, SearchResult};
+pub use schema::{fields_from_schema, fields_from_schema_in, SchemaSource, ShapeError};
+pub use search::{tokenize, SearchError, SearchLimits, SearchResponse, SearchResult};
 pub use service::{CodeMode, Config, ExecuteOptions, ExecutionCounts};
 pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeKind};
+pub use strict_json::{parse_strict, JsonError};
 pub use tokio_util::sync::CancellationToken;
 
 /// An input type for capabilities that take no arguments.

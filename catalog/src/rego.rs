@@ -11,7 +11,7 @@
 //! asks a person ([`Decision::Ask`]); any other value or an evaluation
 //! error is a policy failure. Each evaluation is bounded in time by
 //! regorus's cooperative timer: by the policy's own limit
-//! ([`DEFAULT_TIME_LIMIT`] unless set) and by the execution's deadline,
+//! ([`RegoPolicy::DEFAULT_TIME_LIMIT`] unless set) and by the execution's deadline,
 //! whichever comes first; running out is an evaluation error. Nothing of
 //! the policy (paths, rule names, messages) ever reaches a client.
 
@@ -22,12 +22,6 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use serde_json::json;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
-
-/// The rule evaluated when none is configured.
-pub const DEFAULT_RULE: &str = "data.codemode.allow";
-
-/// The longest one evaluation may take when no limit is configured.
-pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
 
 /// Work units regorus does between two looks at the clock.
 const TIMER_CHECK_INTERVAL: u32 = 32;
@@ -100,7 +94,7 @@ impl RegoPolicyBuilder {
     }
 
     /// The longest one evaluation may take (default
-    /// [`DEFAULT_TIME_LIMIT`]); the execution's deadline may cut it shorter.
+    /// [`RegoPolicy::DEFAULT_TIME_LIMIT`]); the execution's deadline may cut it shorter.
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
         self
@@ -125,8 +119,10 @@ impl RegoPolicyBuilder {
         }
         let policy = RegoPolicy {
             engine,
-            rule: self.rule.unwrap_or_else(|| DEFAULT_RULE.to_string()),
-            time_limit: self.time_limit.unwrap_or(DEFAULT_TIME_LIMIT),
+            rule: self
+                .rule
+                .unwrap_or_else(|| RegoPolicy::DEFAULT_RULE.to_string()),
+            time_limit: self.time_limit.unwrap_or(RegoPolicy::DEFAULT_TIME_LIMIT),
         };
         let probe = json!({
             "subject": {"id": "", "attributes": {}},
@@ -141,6 +137,12 @@ impl RegoPolicyBuilder {
 }
 
 impl RegoPolicy {
+    /// The rule evaluated when none is configured.
+    pub const DEFAULT_RULE: &str = "data.codemode.allow";
+
+    /// The longest one evaluation may take when no limit is configured.
+    pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(1);
+
     /// A builder.
     pub fn builder() -> RegoPolicyBuilder {
         RegoPolicyBuilder::default()

@@ -727,7 +727,7 @@ impl CodeMode {
             .get(name)
             .ok_or(Error::CapabilityNotFound)?;
         let members = crate::strict_json::parse_arguments(json_arguments)
-            .map_err(|e| Error::InvalidArguments(Some(e)))?;
+            .map_err(|e| Error::InvalidArguments(Some(e.to_string())))?;
         let mut args = Vec::with_capacity(members.len());
         for (key, value) in members {
             let data = Data::from_json(&value).ok_or_else(|| {

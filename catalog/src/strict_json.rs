@@ -84,24 +84,43 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
-/// Decodes one JSON document, refusing duplicate members at any depth. The
-/// error is serde_json's message (with its line and column).
-pub fn parse_strict(text: &str) -> Result<Value, String> {
+/// Why a text is not strict JSON (or not arguments); the text of the first
+/// two is serde_json's message, with its line and column.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// An object has two members with one name.
+    #[error("{0}")]
+    DuplicateMember(String),
+    /// The text is not one JSON document (syntax, end of input, nesting).
+    #[error("{0}")]
+    Invalid(String),
+    /// Arguments that are JSON but no object.
+    #[error("arguments must be a JSON object")]
+    NotAnObject,
+}
+
+/// Decodes one JSON document, refusing duplicate members at any depth.
+pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
     serde_json::from_str::<Strict>(text)
         .map(|Strict(v)| v)
-        .map_err(|e| e.to_string())
+        .map_err(|e| match e.classify() {
+            // Any JSON value is accepted, so the only data error is the
+            // visitor's own: a duplicate member.
+            serde_json::error::Category::Data => JsonError::DuplicateMember(e.to_string()),
+            _ => JsonError::Invalid(e.to_string()),
+        })
 }
 
 /// Decodes the arguments of a direct call: one JSON object without
 /// duplicate members; an empty (or blank) text and `null` are `{}`.
-pub fn parse_arguments(text: &str) -> Result<Map<String, Value>, String> {
+pub fn parse_arguments(text: &str) -> Result<Map<String, Value>, JsonError> {
     if text.trim().is_empty() {
         return Ok(Map::new());
     }
     match parse_strict(text)? {
         Value::Object(members) => Ok(members),
         Value::Null => Ok(Map::new()),
-        _ => Err("arguments must be a JSON object".into()),
+        _ => Err(JsonError::NotAnObject),
     }
 }
 
@@ -113,24 +132,42 @@ mod tests {
     #[test]
     fn duplicates_are_refused_at_any_depth() {
         let e = parse_strict(r#"{"name": "a", "name": "b"}"#).unwrap_err();
-        assert!(e.starts_with("duplicate member \"name\""), "{e}");
+        assert_eq!(
+            e,
+            JsonError::DuplicateMember("duplicate member \"name\" at line 1 column 20".into())
+        );
         let e = parse_strict(r#"{"a": [{"k": 1, "k": 2}]}"#).unwrap_err();
-        assert!(e.starts_with("duplicate member \"k\""), "{e}");
+        assert!(
+            matches!(&e, JsonError::DuplicateMember(m) if m.starts_with("duplicate member \"k\"")),
+            "{e}"
+        );
         assert_eq!(
             parse_strict(r#"{"a": [{"k": 1}, {"k": 2}], "b": null}"#),
             Ok(json!({"a": [{"k": 1}, {"k": 2}], "b": null}))
         );
-        assert!(parse_strict(&"[".repeat(200)).is_err());
-        assert!(parse_strict("{} {}").is_err());
+        for invalid in [
+            "[".repeat(200),
+            "{} {}".into(),
+            "{\"a\": }".into(),
+            "[1".into(),
+        ] {
+            let e = parse_strict(&invalid).unwrap_err();
+            assert!(matches!(e, JsonError::Invalid(_)), "{invalid}: {e:?}");
+        }
+        assert_eq!(
+            parse_strict("[1,]").unwrap_err().to_string(),
+            "trailing comma at line 1 column 4"
+        );
     }
 
     #[test]
     fn arguments_are_one_object() {
         assert_eq!(parse_arguments(""), Ok(Map::new()));
         assert_eq!(parse_arguments("null"), Ok(Map::new()));
+        assert_eq!(parse_arguments("[1]"), Err(JsonError::NotAnObject));
         assert_eq!(
-            parse_arguments("[1]"),
-            Err("arguments must be a JSON object".into())
+            JsonError::NotAnObject.to_string(),
+            "arguments must be a JSON object"
         );
         let m = parse_arguments(r#"{"b": 1, "a": 2}"#).unwrap();
         assert_eq!(m.keys().collect::<Vec<_>>(), ["b", "a"]);

@@ -3,7 +3,7 @@
 
 use codemode_catalog::{
     bind, BindError, Capability, Catalog, Data, HandlerError, NameError, NoInput, NotFound,
-    Problem, Rule,
+    Problem, Rule, RuleError,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -294,18 +294,22 @@ fn rules_must_fit_their_fields() {
     assert_eq!(
         got,
         vec![
-            Problem::Rule("records.find".into(), "nope".into(), "no such field".into()),
+            Problem::Rule("records.find".into(), "nope".into(), RuleError::NoSuchField),
             Problem::Rule(
                 "records.find".into(),
                 "key".into(),
-                "the rule does not apply to str".into()
+                RuleError::DoesNotApply("str".into())
             ),
             Problem::Rule(
                 "records.find".into(),
                 "filter.nope".into(),
-                "no such field".into()
+                RuleError::NoSuchField
             ),
         ]
+    );
+    assert_eq!(
+        got[1].to_string(),
+        "capability \"records.find\": input rule on \"key\": the rule does not apply to str"
     );
 }
 

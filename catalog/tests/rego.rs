@@ -208,7 +208,7 @@ fn a_looping_policy_stops_at_its_time_limit() {
     let default = RegoPolicy::builder().module("loop.rego", LOOPING).build();
     assert_eq!(
         default.unwrap().time_limit(),
-        codemode_catalog::rego::DEFAULT_TIME_LIMIT
+        RegoPolicy::DEFAULT_TIME_LIMIT
     );
 }
 

@@ -7,7 +7,7 @@
 
 use codemode_catalog::{Error, ExecuteOptions, Subject};
 use codemode_fuzz::{conformance_service, runtime};
-use codemode_server::catalogs::conformance::SECRET_DETAIL;
+use codemode_server::SECRET_DETAIL;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -10,7 +10,7 @@
 #![no_main]
 
 use codemode_fuzz::{conformance_service, runtime};
-use codemode_server::mcp::CodeModeServer;
+use codemode_server::CodeModeServer;
 use libfuzzer_sys::fuzz_target;
 use rmcp::ServiceExt;
 use serde_json::{json, Map, Value};

@@ -51,7 +51,7 @@ pub fn conformance_service() -> &'static CodeMode {
             limits: small_limits(),
             ..Config::default()
         };
-        codemode_server::catalogs::load(&["conformance".into()], &[PANIC_ID.into()], config)
+        codemode_server::load_catalogs(&["conformance".into()], &[PANIC_ID.into()], config)
             .expect("the conformance catalog loads")
     })
 }
@@ -63,8 +63,8 @@ pub fn rich_catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
         let mut builder = Catalog::builder()
-            .capabilities(codemode_server::catalogs::demo::capabilities())
-            .capabilities(codemode_server::catalogs::conformance::capabilities());
+            .capabilities(codemode_server::demo_capabilities())
+            .capabilities(codemode_server::conformance_capabilities());
         let manifest = std::env::var_os("CODEMODE_GITHUB_MANIFEST").unwrap_or_default();
         if let Ok(text) = std::fs::read_to_string(manifest) {
             let manifest = Manifest::from_json(&text).expect("the GitHub manifest parses");
@@ -120,7 +120,7 @@ pub fn check_property(outcome: &Result<Data, ExecError<()>>) {
 /// Fuzzed JSON as [`Data`]: `None` when it holds what `Data` cannot
 /// (integers outside i64).
 pub fn json_to_data(value: &serde_json::Value) -> Option<Data> {
-    codemode_catalog::convert::to_data(value).ok()
+    codemode_catalog::to_data(value).ok()
 }
 
 /// Splits fuzzed bytes at the first NUL into a text and a JSON value; a

@@ -81,21 +81,26 @@ impl ApprovalConfig {
     /// Refuses an `ask` entry that is neither an annotation name nor a
     /// capability ID for which `known` is true: it would ask for nothing,
     /// and approval would be off without a word. The error names it.
-    pub fn check(&self, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+    pub fn check(&self, known: &dyn Fn(&str) -> bool) -> Result<(), UnknownAskEntry> {
         match self
             .ask
             .iter()
             .find(|e| !Annotations::NAMES.contains(&e.as_str()) && !known(e))
         {
             None => Ok(()),
-            Some(entry) => Err(format!(
-                "[approval] ask entry {entry:?} is neither an annotation ({}) nor the ID of \
-                 a capability (see `codemode describe NAME` for IDs): it would ask for nothing",
-                Annotations::NAMES.join(", ")
-            )),
+            Some(entry) => Err(UnknownAskEntry(entry.clone())),
         }
     }
 }
+
+/// An `[approval] ask` entry that names no annotation and no capability ID.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "[approval] ask entry {0:?} is neither an annotation ({names}) nor the ID of \
+     a capability (see `codemode describe NAME` for IDs): it would ask for nothing",
+    names = Annotations::NAMES.join(", ")
+)]
+pub struct UnknownAskEntry(pub String);
 
 /// Asks the client of one MCP session through `elicitation/create`.
 #[derive(Clone)]
@@ -191,7 +196,15 @@ mod tests {
         );
         for bad in ["Destructive", "pets.create_item"] {
             let e = config(&["read_only", bad]).check(&known).unwrap_err();
-            assert!(e.contains(&format!("{bad:?}")), "{e}");
+            assert_eq!(e, UnknownAskEntry(bad.to_string()));
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "[approval] ask entry {bad:?} is neither an annotation (read_only, \
+                     destructive, idempotent, open_world) nor the ID of a capability (see \
+                     `codemode describe NAME` for IDs): it would ask for nothing"
+                )
+            );
         }
     }
 }

@@ -10,17 +10,18 @@
 //! connected before the command runs and shut down before its result is
 //! printed; documents are read and imported before the command runs.
 
+use crate::approval::UnknownAskEntry;
 use crate::catalogs;
-use crate::config::{FileConfig, LimitsConfig};
+use crate::config::{ConfigError, FileConfig, LimitsConfig, PolicyConfigError};
 use crate::drain;
 use crate::http::{self, HttpOptions};
-use crate::imported;
+use crate::import_policy;
 use crate::mcp;
 use crate::openapi;
 use crate::telemetry::Metrics;
 use crate::upstream::{self, Upstreams};
 use clap::{Args, Parser, Subcommand};
-use codemode_catalog::{CodeMode, Config, Error, ExecuteOptions, Policy, Subject};
+use codemode_catalog::{BuildError, CodeMode, Config, Error, ExecuteOptions, Policy, Subject};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::PathBuf;
@@ -72,6 +73,9 @@ pub enum Command {
 }
 
 /// Flags every command takes.
+// The fields' doc comments are the `--help` text, where `NAME.<tool>` is
+// meant literally, not as HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Args)]
 pub struct Common {
     /// A built-in catalog (demo, conformance) or a JSON manifest path;
@@ -96,13 +100,35 @@ pub struct Common {
     pub limits: LimitsConfig,
 }
 
+/// Why the service cannot be built from the configuration file and the
+/// flags (a usage error: exit status 2). The text is the source's own.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Catalogs(#[from] catalogs::LoadError),
+    #[error(transparent)]
+    Policy(#[from] PolicyConfigError),
+    #[error(transparent)]
+    Approval(#[from] UnknownAskEntry),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Upstream(#[from] upstream::UpstreamError),
+    #[error(transparent)]
+    OpenApi(#[from] openapi::OpenApiError),
+    #[error(transparent)]
+    Start(#[from] upstream::StartError),
+}
+
 /// Builds the service exactly as every command does: the config file, then
 /// the flags over it — without upstream servers and OpenAPI documents,
 /// which need a runtime to connect (see [`main`]).
-pub fn build_service(common: &Common) -> Result<CodeMode, String> {
+pub fn build_service(common: &Common) -> Result<CodeMode, SetupError> {
     let (parts, config, file) = sources(common)?;
     check_ask(&file, &parts.capabilities, &[])?;
-    let catalog = parts.build_with([]).map_err(|e| e.to_string())?;
+    let catalog = parts.build_with([])?;
     Ok(CodeMode::with_config(catalog, parts.policy, config))
 }
 
@@ -111,27 +137,22 @@ pub fn build_service(common: &Common) -> Result<CodeMode, String> {
 fn build(
     common: &Common,
     runtime: &tokio::runtime::Runtime,
-) -> Result<(CodeMode, Upstreams, FileConfig), String> {
+) -> Result<(CodeMode, Upstreams, FileConfig), SetupError> {
     let (mut parts, config, file) = sources(common)?;
-    let upstreams = upstream::collect(&file.upstream, &common.upstreams, &openapi::process_env)
-        .map_err(|e| e.to_string())?;
+    let upstreams = upstream::collect(&file.upstream, &common.upstreams, &openapi::process_env)?;
     let documents = openapi::collect(&file.openapi, &common.openapi, &openapi::process_env)
-        .map_err(|e| e.to_string())?;
+        .map_err(openapi::OpenApiError::from)?;
     let native = parts.capabilities.iter().map(|c| c.name());
-    let imported = runtime
-        .block_on(openapi::load(
-            &documents,
-            config.limits.max_value_bytes,
-            native,
-        ))
-        .map_err(|e| e.to_string())?;
+    let imported = runtime.block_on(openapi::load(
+        &documents,
+        config.limits.max_value_bytes,
+        native,
+    ))?;
     parts
         .capabilities
         .extend(imported.into_iter().map(|i| i.capability));
     check_ask(&file, &parts.capabilities, &upstreams)?;
-    let (service, running) = runtime
-        .block_on(upstream::start(parts, upstreams, config))
-        .map_err(|e| e.to_string())?;
+    let (service, running) = runtime.block_on(upstream::start(parts, upstreams, config))?;
     Ok((service, running, file))
 }
 
@@ -143,14 +164,13 @@ fn check_ask(
     file: &FileConfig,
     capabilities: &[codemode_catalog::Capability],
     upstreams: &[upstream::Upstream],
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     if file.approval.ask.is_empty() {
         return Ok(());
     }
     let catalog = codemode_catalog::Catalog::builder()
         .capabilities(capabilities.iter().cloned())
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let ids: std::collections::HashSet<String> = catalog
         .names()
         .filter_map(|n| catalog.get(n))
@@ -164,13 +184,14 @@ fn check_ask(
                     .and_then(|rest| rest.strip_prefix('.'))
                     .is_some_and(|tool| !tool.is_empty())
             })
-    })
+    })?;
+    Ok(())
 }
 
 /// The native sources, the service config and the configuration file.
-fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), String> {
+fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), SetupError> {
     let file = match &common.config {
-        Some(path) => FileConfig::read(path).map_err(|e| e.to_string())?,
+        Some(path) => FileConfig::read(path)?,
         None => FileConfig::default(),
     };
     let sources = if !common.catalogs.is_empty() {
@@ -181,7 +202,7 @@ fn sources(common: &Common) -> Result<(catalogs::Sources, Config, FileConfig), S
             .unwrap_or_else(|| vec!["demo".to_string()])
     };
     let mut config = file.limits.overridden_by(&common.limits).to_config();
-    let mut parts = catalogs::sources(&sources, &file.disabled).map_err(|e| e.to_string())?;
+    let mut parts = catalogs::sources(&sources, &file.disabled)?;
     if let Some(rego) = file
         .policy
         .as_ref()
@@ -229,7 +250,7 @@ fn serve_metrics(
     Ok(Some(metrics))
 }
 
-fn usage_error(message: &str) -> ExitCode {
+fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("codemode: {message}");
     ExitCode::from(2)
 }
@@ -263,7 +284,8 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Serve {
             http: Some(addr), ..
         } => {
-            let checked = imported::require_policy(&file, &common.upstreams, &common.openapi)
+            let checked = import_policy::require_policy(&file, &common.upstreams, &common.openapi)
+                .map_err(|e| e.to_string())
                 .and_then(|()| HttpOptions::from_config(&file.http));
             let mut options = match checked {
                 Ok(o) => o,
@@ -368,4 +390,42 @@ pub fn program_text(bytes: Vec<u8>, max_source_bytes: usize) -> Result<String, E
         return Err(Error::InvalidProgram(Some(detail)));
     }
     String::from_utf8(bytes).map_err(|_| Error::Internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(args: &[&str]) -> Common {
+        let mut argv = vec!["codemode", "search"];
+        argv.extend_from_slice(args);
+        argv.push("query");
+        match Cli::parse_from(argv).command {
+            Command::Search { common, .. } => common,
+            _ => unreachable!("a search command"),
+        }
+    }
+
+    fn setup_error(args: &[&str]) -> SetupError {
+        match build_service(&common(args)) {
+            Ok(_) => panic!("{args:?} built a service"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn setup_errors_say_which_step_failed_in_the_sources_words() {
+        let e = setup_error(&["--catalog", "/no/such/manifest.json"]);
+        assert!(matches!(e, SetupError::Catalogs(_)), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("cannot read manifest /no/such/manifest.json: "),
+            "{e}"
+        );
+        let e = setup_error(&["--config", "/no/such/codemode.toml"]);
+        assert!(matches!(e, SetupError::Config(_)), "{e:?}");
+        let e = setup_error(&["--catalog", "demo", "--catalog", "demo"]);
+        assert!(matches!(e, SetupError::Build(_)), "{e:?}");
+        assert!(build_service(&common(&["--catalog", "demo"])).is_ok());
+    }
 }

@@ -51,7 +51,7 @@
 //! include = ["pulls/*", "repos/*"]
 //! ```
 
-use codemode_catalog::{Config, RegoPolicy};
+use codemode_catalog::{Config, RegoError, RegoPolicy};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -332,34 +332,46 @@ impl FileConfig {
     }
 }
 
+/// Why the `[policy]` table gives no policy: its keys contradict each
+/// other, or its file cannot be read or is no valid policy.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyConfigError {
+    #[error("[policy]: file and allow_all = true exclude each other")]
+    FileAndAllowAll,
+    #[error("[policy]: rule needs a file, not allow_all = true")]
+    RuleWithoutFile,
+    #[error("[policy]: set file (a Rego module) or allow_all = true")]
+    Neither,
+    #[error("cannot read policy {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("invalid Rego policy {path}: {}", .error.0)]
+    Invalid { path: String, error: RegoError },
+}
+
 impl PolicyConfig {
     /// Reads, parses and checks the policy (`None` for `allow_all`); the
     /// error names the file, or the keys when the table is inconsistent.
-    pub fn load(&self) -> Result<Option<RegoPolicy>, String> {
+    pub fn load(&self) -> Result<Option<RegoPolicy>, PolicyConfigError> {
         let file = match (&self.file, self.allow_all) {
-            (Some(_), true) => {
-                return Err("[policy]: file and allow_all = true exclude each other".into())
-            }
-            (None, true) if self.rule.is_some() => {
-                return Err("[policy]: rule needs a file, not allow_all = true".into())
-            }
+            (Some(_), true) => return Err(PolicyConfigError::FileAndAllowAll),
+            (None, true) if self.rule.is_some() => return Err(PolicyConfigError::RuleWithoutFile),
             (None, true) => return Ok(None),
-            (None, false) => {
-                return Err("[policy]: set file (a Rego module) or allow_all = true".into())
-            }
+            (None, false) => return Err(PolicyConfigError::Neither),
             (Some(file), false) => file,
         };
-        let shown = file.display();
-        let source = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read policy {shown}: {e}"))?;
-        let mut builder = RegoPolicy::builder().module(shown.to_string(), source);
+        let path = file.display().to_string();
+        let source = match std::fs::read_to_string(file) {
+            Ok(source) => source,
+            Err(error) => return Err(PolicyConfigError::Read { path, error }),
+        };
+        let mut builder = RegoPolicy::builder().module(path.clone(), source);
         if let Some(rule) = &self.rule {
             builder = builder.rule(rule.clone());
         }
         builder
             .build()
             .map(Some)
-            .map_err(|e| format!("invalid Rego policy {shown}: {}", e.0))
+            .map_err(|error| PolicyConfigError::Invalid { path, error })
     }
 }
 
@@ -502,12 +514,34 @@ mod tests {
         let policy = |text: &str| FileConfig::from_toml(text).expect("valid").policy;
         let no_file = policy("[policy]\nrule = \"data.x.allow\"\n").expect("a table");
         let e = no_file.load().expect_err("no file");
-        assert_eq!(e, "[policy]: set file (a Rego module) or allow_all = true");
+        assert!(matches!(e, PolicyConfigError::Neither), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "[policy]: set file (a Rego module) or allow_all = true"
+        );
         let both = policy("[policy]\nfile = \"p.rego\"\nallow_all = true\n").expect("a table");
         let e = both.load().expect_err("both");
-        assert_eq!(e, "[policy]: file and allow_all = true exclude each other");
+        assert_eq!(
+            e.to_string(),
+            "[policy]: file and allow_all = true exclude each other"
+        );
         let ruled = policy("[policy]\nallow_all = true\nrule = \"data.x\"\n").expect("a table");
-        assert!(ruled.load().is_err());
+        let e = ruled.load().expect_err("rule without file");
+        assert_eq!(
+            e.to_string(),
+            "[policy]: rule needs a file, not allow_all = true"
+        );
+        let missing = policy("[policy]\nfile = \"/no/such/policy.rego\"\n").expect("a table");
+        let e = missing.load().expect_err("no such file");
+        assert!(
+            matches!(&e, PolicyConfigError::Read { path, .. } if path == "/no/such/policy.rego"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot read policy /no/such/policy.rego: "),
+            "{e}"
+        );
         let all = policy("[policy]\nallow_all = true\n").expect("a table");
         assert!(all.load().expect("valid").is_none());
         let e = FileConfig::from_toml("[telemetry]\nmetric = true\n").expect_err("unknown");

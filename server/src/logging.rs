@@ -34,15 +34,8 @@ pub fn within_caps(metadata: &Metadata<'_>) -> bool {
     !(rmcp && *metadata.level() > Level::INFO)
 }
 
-/// The stderr log layer of `directives` (`RUST_LOG`'s syntax), capped.
-pub fn layer<S>(directives: &str) -> impl Layer<S>
-where
-    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-{
-    layer_to(directives, std::io::stderr)
-}
-
-/// [`layer`] writing to `writer` (tests capture the output).
+/// The log layer of `directives` (`RUST_LOG`'s syntax), capped, writing
+/// to `writer` (tests capture the output).
 pub fn layer_to<S, W>(directives: &str, writer: W) -> impl Layer<S>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
@@ -92,12 +85,8 @@ impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
     }
 }
 
-/// Installs the log of `RUST_LOG` (default `warn`) as the global subscriber.
-pub fn init() {
-    init_to(std::io::stderr);
-}
-
-/// [`init`] writing to `writer` (the binary holds the lines of a one-shot
+/// Installs the log of `RUST_LOG` (default `warn`), written to `writer`,
+/// as the global subscriber (the binary holds the lines of a one-shot
 /// command back until its outcome is printed).
 pub fn init_to<W>(writer: W)
 where

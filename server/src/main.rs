@@ -1,35 +1,34 @@
 //! The `codemode` binary: `serve`, `run`, `search` and `describe` (see
-//! [`codemode_server::cli`]). Logs go to stderr only, filtered by
+//! [`codemode_server::Cli`]). Logs go to stderr only, filtered by
 //! `RUST_LOG` (default: warnings; rmcp never below info, since its debug
 //! and trace events carry whole requests and results, whatever the
-//! directives say — see [`codemode_server::logging`]). The service logs a
+//! directives say — see [`codemode_server::init_logging_to`]). The service logs a
 //! handler's private error and a caught panic's payload with the
 //! capability's ID (never its arguments); nothing of them reaches stdout.
 //! `run`, `search` and `describe` hold their log lines back until the
 //! command has printed its outcome, so that a tool error stays the first
 //! line of stderr. The binary allocates through
-//! [`codemode_server::allocator`]: mimalloc (under concurrent requests the
+//! [`codemode_server::Allocator`]: mimalloc (under concurrent requests the
 //! system allocator's locking and consolidation took a fifth of the
 //! server's CPU), with transparent huge pages only for large blocks such
 //! as the chunks of a growing program heap.
 
 use clap::Parser;
-use codemode_server::allocator;
-use codemode_server::cli::{self, Cli, Command};
+use codemode_server::{Allocator, Cli, Command};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
 #[global_allocator]
-static ALLOCATOR: allocator::Allocator = allocator::Allocator;
+static ALLOCATOR: Allocator = Allocator;
 
 fn main() -> ExitCode {
-    allocator::limit_huge_pages();
+    codemode_server::limit_huge_pages();
     let cli = Cli::parse();
     if !matches!(cli.command, Command::Serve { .. }) {
         hold_logs_back();
     }
-    codemode_server::logging::init_to(|| LogWriter);
+    codemode_server::init_logging_to(|| LogWriter);
     // The service logs a caught handler panic's payload with the
     // capability's ID; the hook adds only where it happened.
     std::panic::set_hook(Box::new(|info| {
@@ -39,7 +38,7 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         tracing::debug!(at, "a task panicked");
     }));
-    let code = cli::main(cli);
+    let code = codemode_server::run_cli(cli);
     release_logs();
     code
 }

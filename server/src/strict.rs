@@ -18,7 +18,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use codemode_catalog::strict_json::parse_strict;
+use codemode_catalog::{parse_strict, JsonError};
 use serde_json::{json, Value};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -35,10 +35,9 @@ pub const DUPLICATE_MARKER: &str = "\u{0}duplicate member";
 pub fn duplicate_member(message: &[u8]) -> Option<(Value, String)> {
     memchr::memmem::find(message, b"tools/call")?;
     let text = std::str::from_utf8(message).ok()?;
-    let error = parse_strict(text).err()?;
-    if !error.starts_with("duplicate member") {
+    let Err(JsonError::DuplicateMember(error)) = parse_strict(text) else {
         return None;
-    }
+    };
     let value: Value = serde_json::from_str(text).ok()?;
     if value.get("method")? != "tools/call" {
         return None;

@@ -12,10 +12,10 @@ use codemode_catalog::{
     Annotations, Approval, ApprovalRequest, ApproverFn, Capability, CodeMode, Config, HandlerError,
     Limits,
 };
-use codemode_server::approval::AskPolicy;
-use codemode_server::catalogs;
-use codemode_server::http::{router, HttpOptions};
-use codemode_server::mcp::CodeModeServer;
+use codemode_server::AskPolicy;
+use codemode_server::CodeModeServer;
+use codemode_server::{all_of_policies, catalog_sources};
+use codemode_server::{router, HttpOptions};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation,
@@ -75,8 +75,8 @@ impl ClientHandler for Person {
 /// The conformance catalog asking for destructive calls, with a time
 /// limit and an approval timeout.
 fn service(max_time: Duration, approval_timeout: Duration) -> CodeMode {
-    let parts = catalogs::sources(&["conformance".to_string()], &[]).expect("sources");
-    let policy = catalogs::all_of(vec![
+    let parts = catalog_sources(&["conformance".to_string()], &[]).expect("sources");
+    let policy = all_of_policies(vec![
         parts.policy.clone(),
         Arc::new(AskPolicy::new(&["destructive".to_string()])),
     ]);
@@ -194,8 +194,8 @@ fn items_service() -> CodeMode {
     })
     .summary("Tag every item.")
     .annotations(destructive);
-    let parts = catalogs::sources(&["conformance".to_string()], &[]).expect("sources");
-    let policy = catalogs::all_of(vec![
+    let parts = catalog_sources(&["conformance".to_string()], &[]).expect("sources");
+    let policy = all_of_policies(vec![
         parts.policy.clone(),
         Arc::new(AskPolicy::new(&["destructive".to_string()])),
     ]);

@@ -2,13 +2,13 @@
 //! `demo` and `conformance` tables, with exact outputs and error texts.
 
 use codemode_catalog::{CancellationToken, CodeMode, Config, ExecuteOptions, Subject};
-use codemode_server::catalogs::{self, conformance};
+use codemode_server::{catalog_sources, conformance_disabled, load_catalogs, DEMO_DATA_VERSION};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 fn service(sources: &[&str]) -> CodeMode {
     let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
-    catalogs::load(&sources, &[], Config::default()).expect("valid catalogs")
+    load_catalogs(&sources, &[], Config::default()).expect("valid catalogs")
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -194,7 +194,7 @@ fn demo_search_status_quote() {
 }
 
 fn demo_version() -> &'static str {
-    catalogs::demo::DATA_VERSION
+    DEMO_DATA_VERSION
 }
 
 #[test]
@@ -400,7 +400,7 @@ fn both_catalogs_load_together_and_disable_by_id() {
         run(&s, "shipping.quote(weight_grams=1)").expect("ok"),
         json!({"price_cents": 500})
     );
-    let disabled = catalogs::load(
+    let disabled = load_catalogs(
         &["demo".to_string()],
         &["records.entry.lookup".to_string()],
         Config::default(),
@@ -410,16 +410,16 @@ fn both_catalogs_load_together_and_disable_by_id() {
         describe(&disabled, "records.lookup"),
         Err("capability not found".into())
     );
-    assert!(catalogs::load(&["demo".into(), "demo".into()], &[], Config::default()).is_err());
-    assert!(catalogs::load(&["demo".into()], &["nope".into()], Config::default()).is_err());
-    assert_eq!(conformance::disabled(), ["conformance.hidden"]);
+    assert!(load_catalogs(&["demo".into(), "demo".into()], &[], Config::default()).is_err());
+    assert!(load_catalogs(&["demo".into()], &["nope".into()], Config::default()).is_err());
+    assert_eq!(conformance_disabled(), ["conformance.hidden"]);
 }
 
 #[test]
 fn the_built_in_catalogs_are_annotated_truthfully() {
     use codemode_catalog::Annotations;
     let sources = vec!["demo".to_string(), "conformance".to_string()];
-    let parts = catalogs::sources(&sources, &[]).expect("sources");
+    let parts = catalog_sources(&sources, &[]).expect("sources");
     let mut seen = 0;
     for cap in &parts.capabilities {
         let a = cap.annotation_values();

@@ -3,9 +3,9 @@
 //! sizes they state follow from the budgets of their configuration.
 
 use clap::Parser;
-use codemode_server::cli::{Cli, Command};
-use codemode_server::config::FileConfig;
-use codemode_server::http::health::{HEALTHZ, READYZ};
+use codemode_server::FileConfig;
+use codemode_server::{Cli, Command};
+use codemode_server::{HEALTHZ, READYZ};
 use serde_yaml_ng::Value;
 use std::path::{Path, PathBuf};
 
@@ -162,7 +162,7 @@ fn the_manifests_use_what_the_binary_has() {
     assert_eq!(tokens_file.parent(), Some(tokens_dir));
     let loaded = with_secret(toml, &tokens_file, &secret);
     assert!(!loaded.http.tokens.is_empty());
-    codemode_server::http::HttpOptions::from_config(&loaded.http).expect("valid [http]");
+    codemode_server::HttpOptions::from_config(&loaded.http).expect("valid [http]");
 
     // Metrics on a port of their own, named in the pod's annotations for
     // Prometheus (which scrapes by pod IP, without a token: see
@@ -194,9 +194,9 @@ fn the_manifests_use_what_the_binary_has() {
     // Metrics without a token beyond loopback: said on purpose, so the
     // binary accepts the address.
     assert!(file.telemetry.allow_public_listen);
-    let options = codemode_server::http::metrics_listener_options(&loaded.http, &loaded.telemetry)
+    let options = codemode_server::metrics_listener_options(&loaded.http, &loaded.telemetry)
         .expect("valid metrics listener");
-    codemode_server::http::check_metrics_address(listen, &options, &loaded.telemetry)
+    codemode_server::check_metrics_address(listen, &options, &loaded.telemetry)
         .expect("the metrics address is accepted");
 
     // Sizes from the budgets.
@@ -314,7 +314,7 @@ fn with_secret_as_shipped(
     let tokens = if fill_in {
         tokens.replace(
             PLACEHOLDER_DIGEST,
-            &codemode_server::http::token_digest_hex("a-deployers-secret-token"),
+            &codemode_server::token_digest_hex("a-deployers-secret-token"),
         )
     } else {
         tokens.to_string()
@@ -333,12 +333,12 @@ fn the_shipped_placeholder_digest_is_refused_until_replaced() {
     let tokens_file = file.http.tokens_file.clone().expect("tokens_file");
     let secret = yaml("secret.yaml");
     let shipped = with_secret_as_shipped(toml, &tokens_file, &secret, false);
-    let e = codemode_server::http::HttpOptions::from_config(&shipped.http)
+    let e = codemode_server::HttpOptions::from_config(&shipped.http)
         .err()
         .expect("the placeholder is refused");
     assert!(e.contains("all zeros"), "{e}");
     let filled = with_secret(toml, &tokens_file, &secret);
-    codemode_server::http::HttpOptions::from_config(&filled.http).expect("a real digest serves");
+    codemode_server::HttpOptions::from_config(&filled.http).expect("a real digest serves");
 }
 
 /// The shipped configuration, loaded as the pod loads it.
@@ -366,11 +366,11 @@ async fn get(app: &axum::Router, path: &str, host: &str) -> axum::http::StatusCo
 #[tokio::test]
 async fn the_shipped_metrics_port_answers_a_scrape_by_pod_ip() {
     use axum::http::StatusCode;
-    use codemode_server::http::{metrics_listener_options, metrics_router};
+    use codemode_server::{metrics_listener_options, metrics_router};
     let config = shipped_config();
     assert!(!config.http.tokens.is_empty());
     let options = metrics_listener_options(&config.http, &config.telemetry).expect("valid");
-    let metrics = metrics_router(codemode_server::telemetry::Metrics::new(), &options);
+    let metrics = metrics_router(codemode_server::Metrics::new(), &options);
     // Prometheus by pod IP, IPv4 or IPv6, without a token.
     for host in ["10.244.1.17:9464", "[fd00:10:244::17]:9464"] {
         assert_eq!(
@@ -385,17 +385,17 @@ async fn the_shipped_metrics_port_answers_a_scrape_by_pod_ip() {
         StatusCode::FORBIDDEN
     );
     // The --http port keeps its Host names and its tokens.
-    let options = codemode_server::http::HttpOptions {
-        metrics: Some(codemode_server::telemetry::Metrics::new()),
-        ..codemode_server::http::HttpOptions::from_config(&config.http).expect("valid")
+    let options = codemode_server::HttpOptions {
+        metrics: Some(codemode_server::Metrics::new()),
+        ..codemode_server::HttpOptions::from_config(&config.http).expect("valid")
     };
-    let catalogs = codemode_server::catalogs::load(
+    let catalogs = codemode_server::load_catalogs(
         &["demo".to_string()],
         &[],
         codemode_catalog::Config::default(),
     )
     .expect("catalogs");
-    let app = codemode_server::http::router(catalogs, &options);
+    let app = codemode_server::router(catalogs, &options);
     assert_eq!(
         get(&app, "/metrics", "codemode.codemode.svc:80").await,
         StatusCode::UNAUTHORIZED

@@ -10,7 +10,7 @@ use codemode_catalog::{
     AllowAll, CallContext, Capability, Catalog, CodeMode, NoInput, Subject, SubjectResolver,
     Unauthenticated,
 };
-use codemode_server::http::{router, HttpOptions};
+use codemode_server::{router, HttpOptions};
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;

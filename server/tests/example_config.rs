@@ -3,7 +3,7 @@
 //! accepted by the binary.
 
 use codemode_catalog::Config;
-use codemode_server::config::FileConfig;
+use codemode_server::FileConfig;
 use std::process::Command;
 
 fn example_path() -> std::path::PathBuf {
@@ -33,8 +33,8 @@ fn the_example_config_states_the_defaults() {
     );
     // The commented digest really is the SHA-256 of the token the comment
     // names, and the binary refuses it.
-    let digest = codemode_server::http::token_digest_hex("example-token");
-    assert_eq!(digest, codemode_server::http::EXAMPLE_TOKEN_DIGEST);
+    let digest = codemode_server::token_digest_hex("example-token");
+    assert_eq!(digest, codemode_server::EXAMPLE_TOKEN_DIGEST);
     assert!(text.contains(&format!("# sha256 = \"{digest}\"")));
 }
 
@@ -120,11 +120,11 @@ fn keys_of<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
 
 /// Every table of the configuration file (`""`: the top level) and its keys.
 fn tables() -> Vec<(&'static str, &'static [&'static str])> {
-    use codemode_server::config::{
+    use codemode_server::OpenApiConfig;
+    use codemode_server::UpstreamConfig;
+    use codemode_server::{
         ApprovalConfig, HttpConfig, LimitsConfig, PolicyConfig, TelemetryConfig, TokenConfig,
     };
-    use codemode_server::openapi::OpenApiConfig;
-    use codemode_server::upstream::UpstreamConfig;
     vec![
         ("", keys_of::<FileConfig>()),
         ("limits", keys_of::<LimitsConfig>()),

@@ -19,7 +19,7 @@ fn config_with(policy: &str) -> String {
     format!(
         "{policy}[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{}\"\n\
          [[upstream]]\nname = \"fx\"\ncommand = [{FIXTURE:?}]\n",
-        codemode_server::http::token_digest_hex("a real secret")
+        codemode_server::token_digest_hex("a real secret")
     )
 }
 

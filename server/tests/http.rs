@@ -9,14 +9,14 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
 use codemode_catalog::Config;
-use codemode_server::catalogs;
-use codemode_server::http::{router, token_digest_hex, HttpOptions, Token};
+use codemode_server::load_catalogs;
+use codemode_server::{router, token_digest_hex, HttpOptions, Token};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
 fn app(options: HttpOptions) -> Router {
-    let service = catalogs::load(
+    let service = load_catalogs(
         &["demo".to_string(), "conformance".to_string()],
         &[],
         Config::default(),
@@ -203,7 +203,7 @@ async fn methods_size_and_host_checks() {
     }
     let huge = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"execute\",\"arguments\":{{\"source\":\"{}\"}}}}}}",
-        "x".repeat(codemode_server::http::max_body_bytes(65_536))
+        "x".repeat(codemode_server::max_body_bytes(65_536))
     );
     let request = post().body(Body::from(huge)).expect("request");
     let (status, _, _) = send(&app, request).await;
@@ -337,7 +337,7 @@ async fn a_disconnect_stops_the_program() {
         max_concurrent_executions: 1,
         ..Config::default()
     };
-    let service = catalogs::load(&["conformance".to_string()], &[], config).expect("catalogs");
+    let service = load_catalogs(&["conformance".to_string()], &[], config).expect("catalogs");
     let app = router(service, &HttpOptions::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -11,8 +11,8 @@ mod common;
 use common::http_server;
 
 use codemode_catalog::{Subject, SubjectResolver, Unauthenticated};
-use codemode_server::catalogs;
-use codemode_server::mcp::{CodeModeServer, INSTRUCTIONS};
+use codemode_server::load_catalogs;
+use codemode_server::{CodeModeServer, INSTRUCTIONS};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
 };
@@ -248,7 +248,7 @@ impl SubjectResolver<RequestContext<RoleServer>> for Counting {
 /// An in-process server with a counting resolver, and a client on it.
 async fn in_process(resolves: bool) -> (Client, Arc<AtomicUsize>) {
     let count = Arc::new(AtomicUsize::new(0));
-    let service = catalogs::load(&["demo".into()], &[], Default::default()).expect("demo");
+    let service = load_catalogs(&["demo".into()], &[], Default::default()).expect("demo");
     let server = CodeModeServer::new(service, Arc::new(Counting(count.clone(), resolves)));
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {

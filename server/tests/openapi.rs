@@ -15,8 +15,8 @@ use axum::extract::Request;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use codemode_catalog::{CancellationToken, CodeMode, Config, ExecuteOptions, Subject};
-use codemode_server::catalogs;
-use codemode_server::openapi::{self, OpenApiConfig};
+use codemode_server::OpenApiConfig;
+use codemode_server::{catalog_sources, collect_openapi, load_openapi};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -340,11 +340,11 @@ fn harness(server: &Server, config: Config, tables: Vec<OpenApiConfig>) -> Harne
         .build()
         .expect("runtime");
     let env = |var: &str| (var == "STORE_TOKEN").then(|| TOKEN.to_string());
-    let sources = openapi::collect(&tables, &[], &env).expect("valid sources");
+    let sources = collect_openapi(&tables, &[], &env).expect("valid sources");
     let imported = runtime
-        .block_on(openapi::load(&sources, config.limits.max_value_bytes, []))
+        .block_on(load_openapi(&sources, config.limits.max_value_bytes, []))
         .expect("imported");
-    let mut parts = catalogs::sources(&[], &[]).expect("no native sources");
+    let mut parts = catalog_sources(&[], &[]).expect("no native sources");
     parts
         .capabilities
         .extend(imported.into_iter().map(|i| i.capability));
@@ -621,7 +621,7 @@ fn the_token_comes_from_the_configuration_only() {
     // A missing variable is a start-up error naming it.
     let mut t = tables(&server);
     t[1].headers = [("X-Key".to_string(), "${NOT_SET_ANYWHERE}".to_string())].into();
-    let e = openapi::collect(&t, &[], &|_| None).map(|_| ());
+    let e = collect_openapi(&t, &[], &|_| None).map(|_| ());
     assert_eq!(
         e.map_err(|e| e.to_string()),
         Err("openapi \"store\": environment variable NOT_SET_ANYWHERE is not set".into())

@@ -11,8 +11,8 @@ use common::http_server;
 
 use axum::body::Body;
 use axum::http::Request;
-use codemode_server::catalogs;
-use codemode_server::http::{router, HttpOptions};
+use codemode_server::load_catalogs;
+use codemode_server::{router, HttpOptions};
 use http_body_util::BodyExt;
 use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
@@ -143,7 +143,7 @@ async fn progress_over_http_with_rmcp() {
 /// and the body.
 async fn raw_call(meta: Option<Value>) -> (String, String) {
     let service =
-        catalogs::load(&["demo".to_string()], &[], Default::default()).expect("demo loads");
+        load_catalogs(&["demo".to_string()], &[], Default::default()).expect("demo loads");
     let app = router(service, &HttpOptions::default());
     let mut params = json!({"name": "execute", "arguments": {"source": PROGRAM}});
     if let Some(meta) = meta {

@@ -4,10 +4,10 @@
 //! SIGTERM and SIGINT of the built binary.
 
 use codemode_catalog::Config;
-use codemode_server::catalogs;
-use codemode_server::http::connection::ConnectionLimits;
-use codemode_server::http::listener::{self, DrainOptions};
-use codemode_server::http::{router, HttpOptions};
+use codemode_server::ConnectionLimits;
+use codemode_server::DrainOptions;
+use codemode_server::{load_catalogs, serve_listener};
+use codemode_server::{router, HttpOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -32,7 +32,7 @@ fn serve_with(
             .build()
             .expect("runtime");
         runtime.block_on(async move {
-            let service = catalogs::load(&["conformance".to_string()], &[], Config::default())
+            let service = load_catalogs(&["conformance".to_string()], &[], Config::default())
                 .expect("catalog");
             let options = HttpOptions {
                 limits,
@@ -44,7 +44,7 @@ fn serve_with(
                 .await
                 .expect("bind");
             tx.send(socket.local_addr().expect("addr")).expect("send");
-            listener::serve(socket, router(service, &options), limits, drain).await;
+            serve_listener(socket, router(service, &options), limits, drain).await;
         });
     });
     rx.recv().expect("the server started")
@@ -451,7 +451,7 @@ fn the_body_limit_follows_max_source_bytes() {
     };
     // The default max_source_bytes is 64 KiB: the limit is 6 x 64 KiB and
     // 64 KiB of envelope, well below the old 4 MiB.
-    let max = codemode_server::http::max_body_bytes(65_536);
+    let max = codemode_server::max_body_bytes(65_536);
     assert_eq!(max, 6 * 65_536 + 65_536);
     // A longer declared body is refused before any of it is read.
     let mut s = connect(addr);

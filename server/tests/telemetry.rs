@@ -8,9 +8,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
 use codemode_catalog::Config;
-use codemode_server::catalogs;
-use codemode_server::http::{router, token_digest_hex, HttpOptions, Token};
-use codemode_server::telemetry::Metrics;
+use codemode_server::load_catalogs;
+use codemode_server::Metrics;
+use codemode_server::{router, token_digest_hex, HttpOptions, Token};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -23,7 +23,7 @@ const MARKER: &str = "SOURCE-MARKER-7f3a";
 
 fn app(options: HttpOptions) -> Router {
     let sources = ["demo".to_string(), "conformance".to_string()];
-    let service = catalogs::load(&sources, &[], Config::default()).expect("catalogs");
+    let service = load_catalogs(&sources, &[], Config::default()).expect("catalogs");
     router(service, &options)
 }
 
@@ -178,8 +178,8 @@ async fn metrics_obey_the_host_allow_list_and_the_tokens() {
 
 #[tokio::test]
 async fn the_metrics_listener_admits_ip_addresses_and_may_skip_tokens() {
-    use codemode_server::config::{HttpConfig, TelemetryConfig, TokenConfig};
-    use codemode_server::http::{metrics_listener_options, metrics_router};
+    use codemode_server::{metrics_listener_options, metrics_router};
+    use codemode_server::{HttpConfig, TelemetryConfig, TokenConfig};
     let http = HttpConfig {
         allowed_hosts: Some(vec!["codemode.codemode.svc".to_string()]),
         tokens: vec![TokenConfig {

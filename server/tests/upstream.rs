@@ -569,11 +569,11 @@ fn the_example_config_upstreams_are_valid() {
         .map(|l| l.trim_start_matches('#').strip_prefix(' ').unwrap_or(""))
         .collect::<Vec<_>>()
         .join("\n");
-    let file = codemode_server::config::FileConfig::from_toml(&block).expect("valid tables");
+    let file = codemode_server::FileConfig::from_toml(&block).expect("valid tables");
     let names: Vec<&str> = file.upstream.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["fs", "time", "tracker"]);
     for u in &file.upstream {
-        u.validate(&codemode_server::openapi::process_env)
+        u.validate(&codemode_server::process_env)
             .expect("a valid upstream");
     }
 }
@@ -588,11 +588,11 @@ fn the_readme_upstream_config_is_valid() {
         .expect("the upstream section")..];
     let from = section.find("```toml\n").expect("a config") + "```toml\n".len();
     let toml = &section[from..from + section[from..].find("```").expect("end")];
-    let file = codemode_server::config::FileConfig::from_toml(toml).expect("valid config");
+    let file = codemode_server::FileConfig::from_toml(toml).expect("valid config");
     let names: Vec<&str> = file.upstream.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["fs", "git", "time", "tracker"]);
     for u in &file.upstream {
-        u.validate(&codemode_server::openapi::process_env)
+        u.validate(&codemode_server::process_env)
             .expect("a valid upstream");
     }
 }

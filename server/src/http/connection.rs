@@ -176,12 +176,6 @@ pub struct TimedIo<T> {
 }
 
 impl<T> TimedIo<T> {
-    /// Wraps a just-accepted socket; returns the phase its service marks.
-    pub fn new(io: T, limits: ConnectionLimits) -> (TimedIo<T>, Arc<Phase>) {
-        let phase = Arc::new(Phase::default());
-        (TimedIo::with_phase(io, limits, phase.clone()), phase)
-    }
-
     /// Wraps a just-accepted socket whose service marks `phase`.
     pub fn with_phase(io: T, limits: ConnectionLimits, phase: Arc<Phase>) -> TimedIo<T> {
         TimedIo {

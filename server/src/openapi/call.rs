@@ -1,6 +1,6 @@
 //! Calling an operation over HTTP.
 //!
-//! A [`Source`] is one imported document's connection to its API: one
+//! An [`ApiClient`] is one imported document's connection to its API: one
 //! reqwest client (so one connection pool) per source, no automatic
 //! retries, redirects followed only within the same origin (another
 //! origin's redirect is the 3xx answer itself), the configured headers and
@@ -20,11 +20,11 @@
 use super::operation::{is_json, Location, Parameter, Style};
 use crate::logging::redact_urls;
 use crate::upstream::import::{conform_json, cut};
-use codemode_catalog::shape::FieldShape;
+use codemode_catalog::FieldShape;
 use codemode_catalog::HandlerError;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::{Client, Method, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
@@ -40,18 +40,23 @@ pub const MAX_REDIRECTS: usize = 10;
 /// The longest message taken from an error answer's body, in bytes.
 const MAX_MESSAGE_BYTES: usize = 256;
 
-/// One source's client, base URL, headers and body bound.
-pub struct Source {
-    client: Client,
+/// One source's HTTP client: the reqwest client, base URL, headers and
+/// body bound.
+pub struct ApiClient {
+    client: reqwest::Client,
     base: String,
     headers: HeaderMap,
     max_body_bytes: usize,
 }
 
-impl Source {
-    /// A source calling `base` (its trailing `/` dropped) with `headers`;
+impl ApiClient {
+    /// A client calling `base` (its trailing `/` dropped) with `headers`;
     /// bodies longer than `max_body_bytes` are refused.
-    pub fn new(base: &str, headers: HeaderMap, max_body_bytes: usize) -> Result<Source, String> {
+    pub fn new(
+        base: &str,
+        headers: HeaderMap,
+        max_body_bytes: usize,
+    ) -> Result<ApiClient, reqwest::Error> {
         let policy = reqwest::redirect::Policy::custom(|attempt| {
             let same = attempt
                 .previous()
@@ -63,12 +68,11 @@ impl Source {
                 attempt.stop()
             }
         });
-        let client = Client::builder()
+        let client = reqwest::Client::builder()
             .redirect(policy)
             .retry(reqwest::retry::never())
-            .build()
-            .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
-        Ok(Source {
+            .build()?;
+        Ok(ApiClient {
             client,
             base: base.trim_end_matches('/').to_string(),
             headers,
@@ -132,9 +136,9 @@ fn public(message: impl Into<String>) -> HandlerError {
 
 impl Call {
     /// Calls the operation with the canonical `arguments`.
-    pub async fn run(&self, source: &Source, arguments: Value) -> Result<Value, HandlerError> {
-        let request = self.request(source, arguments)?;
-        let mut response = source.client.execute(request).await.map_err(|e| {
+    pub async fn run(&self, client: &ApiClient, arguments: Value) -> Result<Value, HandlerError> {
+        let request = self.request(client, arguments)?;
+        let mut response = client.client.execute(request).await.map_err(|e| {
             HandlerError::internal(redact_urls(&format!("HTTP request failed: {e}")))
         })?;
         let status = response.status();
@@ -150,7 +154,7 @@ impl Call {
             });
         if response
             .content_length()
-            .is_some_and(|n| n > source.max_body_bytes as u64)
+            .is_some_and(|n| n > client.max_body_bytes as u64)
         {
             return Err(HandlerError::resource_limit(
                 "the response body is too long",
@@ -160,7 +164,7 @@ impl Call {
         while let Some(chunk) = response.chunk().await.map_err(|e| {
             HandlerError::internal(redact_urls(&format!("reading the response failed: {e}")))
         })? {
-            if body.len() + chunk.len() > source.max_body_bytes {
+            if body.len() + chunk.len() > client.max_body_bytes {
                 return Err(HandlerError::resource_limit(
                     "the response body is too long",
                 ));
@@ -193,13 +197,17 @@ impl Call {
     }
 
     /// The request for `arguments`.
-    fn request(&self, source: &Source, arguments: Value) -> Result<reqwest::Request, HandlerError> {
+    fn request(
+        &self,
+        client: &ApiClient,
+        arguments: Value,
+    ) -> Result<reqwest::Request, HandlerError> {
         let mut args = match arguments {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        let mut path = String::with_capacity(source.base.len() + self.path.len() + 16);
-        path.push_str(&source.base);
+        let mut path = String::with_capacity(client.base.len() + self.path.len() + 16);
+        path.push_str(&client.base);
         let mut rest = self.path.as_str();
         while let Some(open) = rest.find('{') {
             let Some(len) = rest[open..].find('}') else {
@@ -234,7 +242,7 @@ impl Call {
                     Location::Header => {
                         let name = HeaderName::from_bytes(p.name.as_bytes())
                             .map_err(|_| HandlerError::internal("invalid header name"))?;
-                        if source.headers.contains_key(&name) {
+                        if client.headers.contains_key(&name) {
                             continue;
                         }
                         let value = HeaderValue::from_str(&simple(value)).map_err(|_| {
@@ -254,7 +262,7 @@ impl Call {
         if let Some(accept) = &self.accept {
             headers.insert(ACCEPT, accept.clone());
         }
-        for (name, value) in &source.headers {
+        for (name, value) in &client.headers {
             headers.insert(name.clone(), value.clone());
         }
         let body = match &self.body {
@@ -396,7 +404,6 @@ mod tests {
             location,
             required: false,
             schema: json!({}),
-            description: None,
             style,
             explode,
         }
@@ -414,8 +421,8 @@ mod tests {
         }
     }
 
-    fn source(headers: HeaderMap) -> Source {
-        Source::new("http://api.test/v1/", headers, 1024).expect("client")
+    fn client(headers: HeaderMap) -> ApiClient {
+        ApiClient::new("http://api.test/v1/", headers, 1024).expect("client")
     }
 
     #[test]
@@ -432,7 +439,7 @@ mod tests {
         ]);
         let r = c
             .request(
-                &source(HeaderMap::new()),
+                &client(HeaderMap::new()),
                 json!({"owner": "../../admin", "repo": "a b/c?d#e%f"}),
             )
             .expect("request");
@@ -443,7 +450,7 @@ mod tests {
         for dots in [".", ".."] {
             let e = c
                 .request(
-                    &source(HeaderMap::new()),
+                    &client(HeaderMap::new()),
                     json!({"owner": dots, "repo": "x"}),
                 )
                 .expect_err("refused");
@@ -489,7 +496,7 @@ mod tests {
         c.path = "/x/{owner}/{repo}".into();
         let r = c
             .request(
-                &source(HeaderMap::new()),
+                &client(HeaderMap::new()),
                 json!({"owner": "o", "repo": "r", "tags": ["a", "b c"], "ids": [1, 2], "pipes": ["x", "y"],
                        "filter": {"state": "open"}, "per_page": 5}),
             )
@@ -517,14 +524,14 @@ mod tests {
         c.path = "/h".into();
         let r = c
             .request(
-                &source(configured),
+                &client(configured),
                 json!({"x_api_version": "1999", "x_trace": "t1"}),
             )
             .expect("request");
         assert_eq!(r.headers()["x-api-version"], "2022");
         assert_eq!(r.headers()["x-trace"], "t1");
         let e = c
-            .request(&source(HeaderMap::new()), json!({"x_trace": "a\nb"}))
+            .request(&client(HeaderMap::new()), json!({"x_trace": "a\nb"}))
             .expect_err("bad value");
         assert_eq!(
             e.public_message(),
@@ -582,7 +589,7 @@ mod tests {
         let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = closed.local_addr().expect("address").port();
         drop(closed);
-        let source = Source::new(
+        let client = ApiClient::new(
             &format!("http://127.0.0.1:{port}/v1"),
             HeaderMap::new(),
             1024,
@@ -601,7 +608,7 @@ mod tests {
         ]);
         let e = c
             .run(
-                &source,
+                &client,
                 json!({"owner": "o", "repo": "r", "q": "s3cret-query"}),
             )
             .await

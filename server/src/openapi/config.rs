@@ -190,7 +190,7 @@ impl OpenApiConfig {
         let base_url = match &self.base_url {
             Some(url) => {
                 let url = substitute(url, env)
-                    .map_err(|var| OpenApiConfigError::Variable(name.clone(), var))?;
+                    .map_err(|Unset(var)| OpenApiConfigError::Variable(name.clone(), var))?;
                 let Some(parsed) = is_http_url(&url)
                     .then(|| url::Url::parse(&url).ok())
                     .flatten()
@@ -210,7 +210,7 @@ impl OpenApiConfig {
         let mut headers = HeaderMap::new();
         for (key, value) in &self.headers {
             let value = substitute(value, env)
-                .map_err(|var| OpenApiConfigError::Variable(name.clone(), var))?;
+                .map_err(|Unset(var)| OpenApiConfigError::Variable(name.clone(), var))?;
             let (Ok(key), Ok(mut value)) = (
                 HeaderName::from_bytes(key.as_bytes()),
                 HeaderValue::from_str(&value),
@@ -255,10 +255,14 @@ fn globs(name: &str, patterns: &[String]) -> Result<Option<GlobSet>, OpenApiConf
         .map_err(|_| OpenApiConfigError::Glob(name.into(), patterns.join(", ")))
 }
 
+/// A `${VAR}` whose variable is not set: its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unset(pub String);
+
 /// `text` with every `${VAR}` replaced by the variable's value; the error
-/// is the name of a variable that is not set. A `$` not followed by `{` is
-/// kept, and so is an unterminated `${`.
-pub fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+/// names a variable that is not set. A `$` not followed by `{` is kept, and
+/// so is an unterminated `${`.
+pub fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Unset> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -266,7 +270,7 @@ pub fn substitute(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<St
             break;
         };
         let var = &rest[start + 2..start + 2 + len];
-        let value = env(var).ok_or_else(|| var.to_string())?;
+        let value = env(var).ok_or_else(|| Unset(var.to_string()))?;
         out.push_str(&rest[..start]);
         out.push_str(&value);
         rest = &rest[start + 3 + len..];
@@ -334,7 +338,7 @@ mod tests {
             substitute("$x ${TOKEN}${TOKEN} ${open", &env),
             Ok("$x SECRETSECRET ${open".into())
         );
-        assert_eq!(substitute("${NOPE}", &env), Err("NOPE".into()));
+        assert_eq!(substitute("${NOPE}", &env), Err(Unset("NOPE".into())));
         let table = OpenApiConfig {
             name: "gh".into(),
             spec: "api.json".into(),

@@ -117,7 +117,7 @@ pub fn parse(file: &str, text: &str) -> Result<Document, DocumentError> {
             error(place, format!("invalid YAML: {e}"))
         })?;
         let mut path = String::new();
-        yaml_to_json(yaml, &mut path, 0).map_err(|(place, reason)| error(place, reason))?
+        yaml_to_json(yaml, &mut path, 0).map_err(|e| e.in_file(file))?
     };
     let Some(object) = root.as_object() else {
         return Err(error(
@@ -155,8 +155,7 @@ pub fn parse(file: &str, text: &str) -> Result<Document, DocumentError> {
     }
     let mut refs = 0usize;
     let mut path = String::new();
-    check_refs(&root, &root, &mut path, 0, &mut refs)
-        .map_err(|(place, reason)| error(place, reason))?;
+    check_refs(&root, &root, &mut path, 0, &mut refs).map_err(|e| e.in_file(file))?;
     Ok(Document {
         file: file.to_string(),
         root,
@@ -169,11 +168,37 @@ enum Version {
     V31,
 }
 
-/// A place and a reason.
-type Located = (String, String);
+/// A problem at a place of a document, before the file is named: what
+/// [`DocumentError`] says without its `file`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    /// A JSON pointer (`/paths/~1pets/get`), a line, or `(document)`.
+    pub place: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl Located {
+    /// The problem `reason` at `place`.
+    pub fn new(place: impl Into<String>, reason: impl Into<String>) -> Located {
+        Located {
+            place: place.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// This problem in `file`.
+    pub fn in_file(self, file: &str) -> DocumentError {
+        DocumentError {
+            file: file.to_string(),
+            place: self.place,
+            reason: self.reason,
+        }
+    }
+}
 
 fn too_deep(path: &str) -> Located {
-    (
+    Located::new(
         place(path),
         format!("nested more than {MAX_DEPTH} levels deep"),
     )
@@ -220,7 +245,7 @@ fn yaml_to_json(
                 let f = n.as_f64().unwrap_or(f64::NAN);
                 serde_json::Number::from_f64(f)
                     .map(Value::Number)
-                    .ok_or_else(|| (place(path), "a number that is not finite".to_string()))?
+                    .ok_or_else(|| Located::new(place(path), "a number that is not finite"))?
             }
         }
         Y::String(s) => Value::String(s),
@@ -242,7 +267,12 @@ fn yaml_to_json(
                     Y::Number(n) => n.to_string(),
                     Y::Bool(b) => b.to_string(),
                     Y::Null => "null".into(),
-                    _ => return Err((place(path), "a mapping key that is not a scalar".into())),
+                    _ => {
+                        return Err(Located::new(
+                            place(path),
+                            "a mapping key that is not a scalar",
+                        ))
+                    }
                 };
                 let len = path.len();
                 push_token(path, &key);
@@ -338,10 +368,13 @@ fn check_refs(
             if let Some(Value::String(r)) = map.get("$ref") {
                 *refs += 1;
                 if *refs > MAX_REFS {
-                    return Err((place(path), format!("more than {MAX_REFS} references")));
+                    return Err(Located::new(
+                        place(path),
+                        format!("more than {MAX_REFS} references"),
+                    ));
                 }
                 let at = format!("{path}/$ref");
-                target(root, r).map_err(|reason| (at, reason))?;
+                target(root, r).map_err(|reason| Located::new(at, reason))?;
             }
             for (key, item) in map {
                 let len = path.len();

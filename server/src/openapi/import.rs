@@ -18,20 +18,20 @@
 //! input the catalog cannot map, or whose ID is too long, is left out with
 //! a warning; an output it cannot map is `{value: any}`.
 
-use super::call::{BodyPlan, Call, OutputPlan, Source};
+use super::call::{ApiClient, BodyPlan, Call, OutputPlan};
 use super::operation::{Body, Operation, Output};
 use crate::logging::{escape_controls, foreign};
 use crate::upstream::import::{cut, first_sentence, MAX_DESCRIPTION_BYTES, MAX_SUMMARY_BYTES};
 use crate::upstream::naming;
-use codemode_catalog::names::{CapabilityId, CapabilityName};
-use codemode_catalog::schema::{fields_from_schema_in, SchemaSource};
+use codemode_catalog::{fields_from_schema_in, SchemaSource};
 use codemode_catalog::{Annotations, Capability};
+use codemode_catalog::{CapabilityId, CapabilityName};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One imported operation: its capability and what it was made from.
-pub struct Imported {
+pub struct ImportedOperation {
     /// The HTTP method (GET, PUT, DELETE, ...), for classifying the
     /// operation.
     pub method: reqwest::Method,
@@ -40,13 +40,13 @@ pub struct Imported {
 }
 
 /// The capabilities of `operations` of source `name`, calling through
-/// `source`.
+/// `client`.
 pub fn import(
     name: &str,
     document: &Arc<Value>,
     operations: Vec<Operation>,
-    source: &Arc<Source>,
-) -> Vec<Imported> {
+    client: &Arc<ApiClient>,
+) -> Vec<ImportedOperation> {
     let keys: Vec<String> = operations.iter().map(Operation::key).collect();
     let keys_ref: Vec<&str> = keys.iter().map(String::as_str).collect();
     let bases: Vec<String> = operations.iter().map(|op| dotted(name, op)).collect();
@@ -67,7 +67,7 @@ pub fn import(
             tracing::warn!(openapi = name, operation = %foreign(&key), "operation left out: its name or ID is too long or not printable");
             continue;
         }
-        match capability(document, op, cap_name, id, source) {
+        match capability(document, op, cap_name, id, client) {
             Ok(imported) => out.push(imported),
             Err(why) => {
                 tracing::warn!(
@@ -113,8 +113,8 @@ fn capability(
     op: Operation,
     cap_name: String,
     id: String,
-    source: &Arc<Source>,
-) -> Result<Imported, String> {
+    client: &Arc<ApiClient>,
+) -> Result<ImportedOperation, String> {
     // Arguments: parameters first, then the body.
     let originals: Vec<&str> = op.parameters.iter().map(|p| p.name.as_str()).collect();
     let bases = originals.iter().map(|n| naming::argument(n)).collect();
@@ -233,7 +233,7 @@ fn capability(
         output: plan,
         fields,
     });
-    let source = source.clone();
+    let client = client.clone();
     let capability = Capability::from_upstream_schemas(cap_name, input_schema, Some(output_schema))
         .schema_document(document.clone())
         .id(id)
@@ -242,10 +242,10 @@ fn capability(
         .search_terms(terms)
         .annotations(Annotations::for_http_method(method.as_str()))
         .json_handler(move |arguments| {
-            let (call, source) = (call.clone(), source.clone());
-            async move { call.run(&source, arguments).await }
+            let (call, client) = (call.clone(), client.clone());
+            async move { call.run(&client, arguments).await }
         });
-    Ok(Imported { method, capability })
+    Ok(ImportedOperation { method, capability })
 }
 
 fn wrap(field: &str, schema: &Value) -> Value {
@@ -368,9 +368,10 @@ paths:
         let doc = parse("pets.yaml", PETS).expect("parses");
         let ops = operations(&doc).expect("operations");
         let document = Arc::new(doc.root);
-        let source =
-            Arc::new(Source::new("http://127.0.0.1:9", Default::default(), 1024).expect("client"));
-        let imported = import("pets", &document, ops, &source);
+        let client = Arc::new(
+            ApiClient::new("http://127.0.0.1:9", Default::default(), 1024).expect("client"),
+        );
+        let imported = import("pets", &document, ops, &client);
         let methods = imported.iter().map(|i| i.method.clone()).collect();
         let caps = imported.into_iter().map(|i| i.capability);
         (

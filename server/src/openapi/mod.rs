@@ -7,7 +7,7 @@
 //! checked and bounded), reads its operations ([`operation`]), keeps those
 //! the `include`/`exclude` globs admit, and imports them as capabilities
 //! named `NAME.<operation>` with IDs `openapi.NAME.<operationId>`
-//! ([`import`]); each source gets one HTTP client ([`call`]). Any problem
+//! ([`import`]); each source gets one HTTP client ([`call::ApiClient`]). Any problem
 //! with a document is a start-up error naming the file and the place.
 //! Calls go through binding, authorization and the budgets like every
 //! capability's; the handler writes the request, sends it under the
@@ -20,10 +20,12 @@ pub mod document;
 pub mod import;
 pub mod operation;
 
-pub use config::{collect, process_env, OpenApiConfig, OpenApiConfigError, OpenApiSource, Spec};
-pub use import::Imported;
+pub use config::{
+    collect, process_env, Filter, OpenApiConfig, OpenApiConfigError, OpenApiSource, Spec,
+};
+pub use import::ImportedOperation;
 
-use document::DocumentError;
+pub use document::DocumentError;
 use std::sync::Arc;
 
 /// Why the OpenAPI sources cannot be imported (a start-up error).
@@ -35,8 +37,8 @@ pub enum OpenApiError {
     Document(String, DocumentError),
     #[error("openapi {0:?}: {1}")]
     BaseUrl(String, String),
-    #[error("openapi {0:?}: {1}")]
-    Client(String, String),
+    #[error("openapi {0:?}: cannot create the HTTP client: {1}")]
+    Client(String, reqwest::Error),
     #[error("openapi {0:?}: the name is already the root of capability {1:?}")]
     Root(String, String),
 }
@@ -49,7 +51,7 @@ pub async fn load<'a>(
     sources: &[OpenApiSource],
     max_value_bytes: usize,
     native_names: impl IntoIterator<Item = &'a str> + Clone,
-) -> Result<Vec<Imported>, OpenApiError> {
+) -> Result<Vec<ImportedOperation>, OpenApiError> {
     let mut out = Vec::new();
     for source in sources {
         let clash = native_names
@@ -81,20 +83,12 @@ pub fn load_text(
     source: &OpenApiSource,
     text: &str,
     max_value_bytes: usize,
-) -> Result<Vec<Imported>, OpenApiError> {
+) -> Result<Vec<ImportedOperation>, OpenApiError> {
     let name = &source.name;
     let file = source.spec.to_string();
     let doc = document::parse(&file, text).map_err(|e| OpenApiError::Document(name.clone(), e))?;
-    let operations = operation::operations(&doc).map_err(|(place, reason)| {
-        OpenApiError::Document(
-            name.clone(),
-            DocumentError {
-                file: file.clone(),
-                place,
-                reason,
-            },
-        )
-    })?;
+    let operations =
+        operation::operations(&doc).map_err(|e| OpenApiError::Document(name.clone(), e))?;
     let operations: Vec<_> = operations
         .into_iter()
         .filter(|op| source.filter.admits(&op.key()))
@@ -104,7 +98,7 @@ pub fn load_text(
         None => server_url(&doc.root, &source.spec)
             .map_err(|why| OpenApiError::BaseUrl(name.clone(), why))?,
     };
-    let client = call::Source::new(&base, source.headers.clone(), max_value_bytes)
+    let client = call::ApiClient::new(&base, source.headers.clone(), max_value_bytes)
         .map_err(|why| OpenApiError::Client(name.clone(), why))?;
     let document = Arc::new(doc.root);
     Ok(import::import(

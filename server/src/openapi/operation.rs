@@ -14,7 +14,7 @@
 //! of a request body are left out. A malformed operation, or an
 //! operationId used twice, is an error naming its place.
 
-use super::document::{push_token, resolve, Document};
+use super::document::{push_token, resolve, Document, DocumentError, Located};
 use reqwest::Method;
 use serde_json::{Map, Value};
 
@@ -114,8 +114,6 @@ pub struct Parameter {
     pub required: bool,
     /// Its schema (a local reference or an inline schema; `{}` when none).
     pub schema: Value,
-    /// Its description.
-    pub description: Option<String>,
     /// Its style.
     pub style: Style,
     /// Whether arrays and objects are exploded.
@@ -162,8 +160,11 @@ pub enum Output {
 }
 
 /// Every operation of the document, in document order.
-pub fn operations(doc: &Document) -> Result<Vec<Operation>, (String, String)> {
-    let root = &doc.root;
+pub fn operations(doc: &Document) -> Result<Vec<Operation>, DocumentError> {
+    all_operations(&doc.root).map_err(|e| e.in_file(&doc.file))
+}
+
+fn all_operations(root: &Value) -> Result<Vec<Operation>, Located> {
     let mut out = Vec::new();
     let Some(paths) = root.get("paths").and_then(Value::as_object) else {
         return Ok(out);
@@ -174,12 +175,12 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, (String, String)> {
         let mut at = String::from("/paths");
         push_token(&mut at, path);
         if !path.starts_with('/') {
-            return Err((at, "a path must start with /".into()));
+            return Err(Located::new(at, "a path must start with /"));
         }
-        let item = resolve(root, item).map_err(|e| (at.clone(), e))?;
+        let item = resolve(root, item).map_err(|e| Located::new(at.clone(), e))?;
         let item = item
             .as_object()
-            .ok_or_else(|| (at.clone(), "a path item is not an object".to_string()))?;
+            .ok_or_else(|| Located::new(at.clone(), "a path item is not an object"))?;
         let shared = item.get("parameters");
         for method in METHODS {
             let Some(op) = item.get(method) else {
@@ -189,11 +190,11 @@ pub fn operations(doc: &Document) -> Result<Vec<Operation>, (String, String)> {
             push_token(&mut op_at, method);
             let op = op
                 .as_object()
-                .ok_or_else(|| (op_at.clone(), "an operation is not an object".to_string()))?;
+                .ok_or_else(|| Located::new(op_at.clone(), "an operation is not an object"))?;
             let operation = read_operation(root, path, method, op, shared, &op_at)?;
             if let Some(id) = &operation.operation_id {
                 if let Some(first) = ids.insert(id.clone(), op_at.clone()) {
-                    return Err((
+                    return Err(Located::new(
                         format!("{op_at}/operationId"),
                         format!("operationId {id:?} is also the ID of {first}"),
                     ));
@@ -220,14 +221,14 @@ fn read_operation(
     op: &Map<String, Value>,
     shared: Option<&Value>,
     at: &str,
-) -> Result<Operation, (String, String)> {
+) -> Result<Operation, Located> {
     let operation_id = match op.get("operationId") {
         None => None,
         Some(Value::String(id)) if !id.trim().is_empty() => Some(id.clone()),
         Some(_) => {
-            return Err((
+            return Err(Located::new(
                 format!("{at}/operationId"),
-                "operationId is not a non-empty string".into(),
+                "operationId is not a non-empty string",
             ))
         }
     };
@@ -254,9 +255,9 @@ fn read_operation(
     for (list, list_at) in lists {
         let Some(list) = list else { continue };
         let list = list.as_array().ok_or_else(|| {
-            (
+            Located::new(
                 format!("{list_at}/parameters"),
-                "parameters is not an array".to_string(),
+                "parameters is not an array",
             )
         })?;
         for (i, p) in list.iter().enumerate() {
@@ -273,7 +274,7 @@ fn read_operation(
             .iter()
             .any(|p| p.location == Location::Path && p.name == segment)
         {
-            return Err((
+            return Err(Located::new(
                 at.to_string(),
                 format!("path parameter {segment:?} is not declared"),
             ));
@@ -308,9 +309,9 @@ pub fn template_names(path: &str) -> impl Iterator<Item = &str> {
         .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
 }
 
-fn parameter(root: &Value, p: &Value, at: &str) -> Result<Option<Parameter>, (String, String)> {
-    let fail = |reason: &str| (at.to_string(), reason.to_string());
-    let p = resolve(root, p).map_err(|e| (at.to_string(), e))?;
+fn parameter(root: &Value, p: &Value, at: &str) -> Result<Option<Parameter>, Located> {
+    let fail = |reason: &str| Located::new(at, reason);
+    let p = resolve(root, p).map_err(|e| Located::new(at.to_string(), e))?;
     let p = p
         .as_object()
         .ok_or_else(|| fail("a parameter is not an object"))?;
@@ -369,7 +370,6 @@ fn parameter(root: &Value, p: &Value, at: &str) -> Result<Option<Parameter>, (St
         required: location == Location::Path
             || p.get("required").and_then(Value::as_bool).unwrap_or(false),
         schema,
-        description: text(p, "description"),
         style,
         explode,
     }))
@@ -391,11 +391,11 @@ fn json_media(content: &Map<String, Value>) -> Option<(&String, &Value)> {
         .or_else(|| content.iter().find(|(m, _)| is_json(m)))
 }
 
-fn request_body(root: &Value, b: &Value, at: &str) -> Result<Option<Body>, (String, String)> {
-    let b = resolve(root, b).map_err(|e| (at.to_string(), e))?;
+fn request_body(root: &Value, b: &Value, at: &str) -> Result<Option<Body>, Located> {
+    let b = resolve(root, b).map_err(|e| Located::new(at.to_string(), e))?;
     let b = b
         .as_object()
-        .ok_or_else(|| (at.to_string(), "requestBody is not an object".to_string()))?;
+        .ok_or_else(|| Located::new(at, "requestBody is not an object"))?;
     let required = b.get("required").and_then(Value::as_bool).unwrap_or(false);
     let Some(content) = b.get("content").and_then(Value::as_object) else {
         return Ok(None);
@@ -496,13 +496,13 @@ fn output(
     root: &Value,
     responses: Option<&Value>,
     at: &str,
-) -> Result<(Output, Option<String>), (String, String)> {
+) -> Result<(Output, Option<String>), Located> {
     let Some(responses) = responses else {
         return Ok((Output::Empty, None));
     };
     let responses = responses
         .as_object()
-        .ok_or_else(|| (at.to_string(), "responses is not an object".to_string()))?;
+        .ok_or_else(|| Located::new(at, "responses is not an object"))?;
     let mut codes: Vec<&String> = responses
         .keys()
         .filter(|c| c.len() == 3 && c.starts_with('2'))
@@ -514,7 +514,8 @@ fn output(
     };
     let mut r_at = at.to_string();
     push_token(&mut r_at, code);
-    let response = resolve(root, &responses[code.as_str()]).map_err(|e| (r_at.clone(), e))?;
+    let response =
+        resolve(root, &responses[code.as_str()]).map_err(|e| Located::new(r_at.clone(), e))?;
     let Some(content) = response.get("content").and_then(Value::as_object) else {
         return Ok((Output::Empty, None));
     };
@@ -538,7 +539,7 @@ mod tests {
     use super::*;
     use crate::openapi::document::parse;
 
-    fn ops(yaml: &str) -> Result<Vec<Operation>, (String, String)> {
+    fn ops(yaml: &str) -> Result<Vec<Operation>, DocumentError> {
         operations(&parse("t.yaml", yaml).expect("parses"))
     }
 
@@ -651,30 +652,28 @@ paths:
         let e = ops("openapi: 3.1.0\npaths:\n  /a/{id}:\n    get:\n      responses: {}\n")
             .expect_err("undeclared");
         assert_eq!(
-            e,
-            (
-                "/paths/~1a~1{id}/get".to_string(),
-                "path parameter \"id\" is not declared".to_string()
-            )
+            e.to_string(),
+            "t.yaml: /paths/~1a~1{id}/get: path parameter \"id\" is not declared"
         );
         let e = ops(
             "openapi: 3.1.0\npaths:\n  /a:\n    get:\n      parameters:\n        - {in: query}\n",
         )
         .expect_err("no name");
-        assert_eq!(e.0, "/paths/~1a/get/parameters/0");
+        assert_eq!(e.place, "/paths/~1a/get/parameters/0");
         let e = ops("openapi: 3.1.0\npaths:\n  /a:\n    get:\n      operationId: 3\n")
             .expect_err("bad id");
-        assert_eq!(e.0, "/paths/~1a/get/operationId");
+        assert_eq!(e.place, "/paths/~1a/get/operationId");
         let e = ops(
             "openapi: 3.1.0\npaths:\n  /a:\n    get: {operationId: x}\n    put: {operationId: x}\n",
         )
         .expect_err("twice");
         assert_eq!(
             e,
-            (
-                "/paths/~1a/put/operationId".to_string(),
-                "operationId \"x\" is also the ID of /paths/~1a/get".to_string()
-            )
+            DocumentError {
+                file: "t.yaml".into(),
+                place: "/paths/~1a/put/operationId".into(),
+                reason: "operationId \"x\" is also the ID of /paths/~1a/get".into(),
+            }
         );
     }
 }

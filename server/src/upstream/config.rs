@@ -10,8 +10,8 @@
 //! shell. Header and environment values may hold credentials: `Debug`
 //! shows their names only, and nothing here logs them.
 
-use crate::openapi::config::{process_env, substitute};
-use codemode_catalog::names::is_reserved_root;
+use crate::openapi::config::{process_env, substitute, Unset};
+use codemode_catalog::is_reserved_root;
 use codemode_catalog::CapabilityName;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -208,7 +208,7 @@ impl UpstreamConfig {
                 .map(|(k, v)| {
                     substitute(v, vars)
                         .map(|v| (k.clone(), v))
-                        .map_err(|var| UpstreamError::Variable(name.clone(), var))
+                        .map_err(|Unset(var)| UpstreamError::Variable(name.clone(), var))
                 })
                 .collect::<Result<BTreeMap<String, String>, UpstreamError>>()
         };

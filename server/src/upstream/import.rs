@@ -27,11 +27,11 @@ use super::client::Link;
 use super::naming;
 use super::text_result::{self, TextResult};
 use crate::logging::foreign;
-use codemode_catalog::schema::{fields_from_schema, SchemaSource};
-use codemode_catalog::shape::FieldShape;
+use codemode_catalog::FieldShape;
 use codemode_catalog::{
     conform_output, Annotations, Capability, Catalog, Data, HandlerError, Limits,
 };
+use codemode_catalog::{fields_from_schema, SchemaSource};
 use rmcp::model::{CallToolResult, Tool};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -327,7 +327,7 @@ pub(crate) fn conform_json(
     let data = Data::from_json(value)
         .ok_or_else(|| HandlerError::internal("the result is out of range"))?;
     let data = conform_output(fields, data).map_err(HandlerError::internal)?;
-    Ok(codemode_catalog::convert::data_to_json(&data))
+    Ok(codemode_catalog::data_to_json(&data))
 }
 
 #[cfg(test)]

@@ -19,4 +19,4 @@ pub mod supervisor;
 pub mod text_result;
 
 pub use config::{collect, parse_flag, Transport, Upstream, UpstreamConfig, UpstreamError};
-pub use supervisor::{start, StartError, Upstreams};
+pub use supervisor::{start, StartError, StopOnDrop, Upstreams};

@@ -173,9 +173,9 @@ mod tests {
 
     #[test]
     fn the_schema_reads_text_and_optional_any() {
-        let fields = codemode_catalog::schema::fields_from_schema(
+        let fields = codemode_catalog::fields_from_schema(
             &TextResult::schema(),
-            codemode_catalog::schema::SchemaSource::Upstream,
+            codemode_catalog::SchemaSource::Upstream,
         )
         .expect("fields");
         let shapes: Vec<(String, String, bool)> = fields

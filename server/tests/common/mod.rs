@@ -170,12 +170,12 @@ pub async fn http_server(
     config: codemode_catalog::Config,
 ) -> std::net::SocketAddr {
     let sources: Vec<String> = sources.iter().map(|s| s.to_string()).collect();
-    let service = codemode_server::catalogs::load(&sources, &[], config).expect("catalogs load");
+    let service = codemode_server::load_catalogs(&sources, &[], config).expect("catalogs load");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("address");
-    let app = codemode_server::http::router(service, &Default::default());
+    let app = codemode_server::router(service, &Default::default());
     tokio::spawn(async move { axum::serve(listener, app).await });
     addr
 }

@@ -35,22 +35,31 @@ pub fn imported_sources(
     keys
 }
 
+/// Tokens name subjects and `sources` import tools, but no `[policy]`
+/// decides who may call them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "[[http.tokens]] authenticate subjects and {} import tools that run with this \
+     server's credentials: decide who may call them with [policy] file = \"<rego module>\", \
+     or allow every subject explicitly with [policy] allow_all = true",
+    .sources.join(" and ")
+)]
+pub struct PolicyRequired {
+    /// The configuration keys and flags that import tools.
+    pub sources: Vec<&'static str>,
+}
+
 /// Refuses tokens with imported sources and no `[policy]` table.
 pub fn require_policy(
     file: &FileConfig,
     flag_upstreams: &[String],
     flag_openapi: &[String],
-) -> Result<(), String> {
+) -> Result<(), PolicyRequired> {
     let sources = imported_sources(file, flag_upstreams, flag_openapi);
     if file.http.tokens.is_empty() || sources.is_empty() || file.policy.is_some() {
         return Ok(());
     }
-    Err(format!(
-        "[[http.tokens]] authenticate subjects and {} import tools that run with this \
-         server's credentials: decide who may call them with [policy] file = \"<rego module>\", \
-         or allow every subject explicitly with [policy] allow_all = true",
-        sources.join(" and ")
-    ))
+    Err(PolicyRequired { sources })
 }
 
 #[cfg(test)]
@@ -68,7 +77,14 @@ mod tests {
     fn check_with(text: &str, upstreams: &[&str], openapi: &[&str]) -> Result<(), String> {
         let file = FileConfig::from_toml(text).expect("valid TOML");
         let owned = |v: &[&str]| v.iter().map(|f| f.to_string()).collect::<Vec<String>>();
-        require_policy(&file, &owned(upstreams), &owned(openapi))
+        require_policy(&file, &owned(upstreams), &owned(openapi)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_refusal_names_the_keys_that_import() {
+        let file = FileConfig::from_toml(&format!("{TOKEN}{UPSTREAM}")).expect("valid TOML");
+        let e = require_policy(&file, &[], &["p=x.json".into()]).expect_err("refused");
+        assert_eq!(e.sources, ["[[upstream]]", "--openapi"]);
     }
 
     #[test]
