@@ -6,15 +6,18 @@
 //! two parsers of the same bytes could then disagree about what was asked.
 //! [`parse_strict`] decodes a JSON document into a [`serde_json::Value`]
 //! and fails on a duplicate member at any depth (serde_json bounds the nesting at 128
-//! levels). [`parse_arguments`] is the form of a direct capability call:
+//! levels); [`Strict`] is that reading of one part of a typed document.
+//! [`parse_arguments`] is the form of a direct capability call:
 //! one object, an empty text or `null` meaning `{}`.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// A JSON value that refused duplicate members while it was decoded.
-struct Strict(Value);
+/// A JSON value that refused duplicate members while it was decoded: the
+/// strict reading of one member of a larger typed document (the error is
+/// [`parse_strict`]'s, at the same position).
+pub struct Strict(pub Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Strict, D::Error> {
@@ -75,13 +78,26 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut members = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if members.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate member {key:?}")));
+                return Err(duplicate_member(&key));
             }
             let Strict(value) = map.next_value()?;
             members.insert(key, value);
         }
         Ok(Strict(Value::Object(members)))
     }
+}
+
+/// The error of a second member named `key` in one object: a typed
+/// reading refuses it with this, right after reading the key, as
+/// [`Strict`] does (so the position serde_json adds is the same).
+pub fn duplicate_member<E: de::Error>(key: &str) -> E {
+    E::custom(format!("duplicate member {key:?}"))
+}
+
+/// Whether an error message of [`parse_strict`] (or of a typed reading
+/// using [`duplicate_member`]) is a duplicate member's.
+pub fn is_duplicate_member(message: &str) -> bool {
+    message.starts_with("duplicate member")
 }
 
 /// Decodes one JSON document, refusing duplicate members at any depth. The

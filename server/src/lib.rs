@@ -3,9 +3,9 @@
 //!
 //! [`catalogs::load`] builds the CodeMode service from built-in catalogs
 //! and manifests; [`config`] reads the TOML configuration; [`mcp`] exposes
-//! the service as exactly three MCP tools over stdio, [`http`] over
-//! stateless Streamable HTTP with bearer authentication (plain
-//! `tools/call` requests answered by [`direct`] without rmcp's
+//! the service as exactly three MCP tools ([`tool`]) over stdio, [`http`]
+//! over stateless Streamable HTTP with bearer authentication (plain
+//! `tools/call` requests answered by [`http::plain_call`] without rmcp's
 //! per-request service); [`strict`] refuses duplicate members in tool calls
 //! before rmcp parses them; [`approval`] asks a person through the MCP
 //! client before the calls a policy marks *ask*; [`telemetry`] counts and
@@ -19,7 +19,6 @@ pub mod approval;
 pub mod catalogs;
 pub mod cli;
 pub mod config;
-pub mod direct;
 pub mod drain;
 pub mod http;
 pub mod imported;
@@ -28,4 +27,5 @@ pub mod mcp;
 pub mod openapi;
 pub mod strict;
 pub mod telemetry;
+pub mod tool;
 pub mod upstream;
