@@ -110,7 +110,7 @@ pub use schema::{fields_from_schema, fields_from_schema_in, SchemaSource, ShapeE
 pub use search::{tokenize, SearchError, SearchLimits, SearchResponse, SearchResult};
 pub use service::{CodeMode, Config, ExecuteOptions, ExecutionCounts};
 pub use shape::{FieldSchema, FieldShape, Number, Rule, Shape, ShapeKind};
-pub use strict_json::{parse_strict, JsonError};
+pub use strict_json::{duplicate_member, parse_strict, JsonError, Strict};
 pub use tokio_util::sync::CancellationToken;
 
 /// An input type for capabilities that take no arguments.

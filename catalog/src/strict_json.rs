@@ -6,15 +6,18 @@
 //! two parsers of the same bytes could then disagree about what was asked.
 //! [`parse_strict`] decodes a JSON document into a [`serde_json::Value`]
 //! and fails on a duplicate member at any depth (serde_json bounds the nesting at 128
-//! levels). [`parse_arguments`] is the form of a direct capability call:
+//! levels); [`Strict`] is that reading of one part of a typed document.
+//! [`parse_arguments`] is the form of a direct capability call:
 //! one object, an empty text or `null` meaning `{}`.
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// A JSON value that refused duplicate members while it was decoded.
-struct Strict(Value);
+/// A JSON value that refused duplicate members while it was decoded: the
+/// strict reading of one member of a larger typed document (the error is
+/// [`parse_strict`]'s, at the same position).
+pub struct Strict(pub Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Strict, D::Error> {
@@ -75,7 +78,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut members = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if members.contains_key(&key) {
-                return Err(de::Error::custom(format!("duplicate member {key:?}")));
+                return Err(duplicate_member(&key));
             }
             let Strict(value) = map.next_value()?;
             members.insert(key, value);
@@ -91,7 +94,8 @@ pub enum JsonError {
     /// An object has two members with one name.
     #[error("{0}")]
     DuplicateMember(String),
-    /// The text is not one JSON document (syntax, end of input, nesting).
+    /// The text is not one JSON document (syntax, end of input, nesting),
+    /// or (in a typed reading) not of the type's shape.
     #[error("{0}")]
     Invalid(String),
     /// Arguments that are JSON but no object.
@@ -99,16 +103,35 @@ pub enum JsonError {
     NotAnObject,
 }
 
+/// The start of a duplicate member's error message.
+const DUPLICATE: &str = "duplicate member";
+
+/// The error of a second member named `key` in one object: a typed
+/// reading refuses it with this, right after reading the key, as
+/// [`Strict`] does (so the position serde_json adds is the same).
+pub fn duplicate_member<E: de::Error>(key: &str) -> E {
+    E::custom(format!("{DUPLICATE} {key:?}"))
+}
+
+impl JsonError {
+    /// The kind of a strict reading's failure, [`Strict`]'s or a typed
+    /// reading's that uses [`duplicate_member`]: the duplicate is the one
+    /// data error whose message this module wrote.
+    pub fn of(e: serde_json::Error) -> JsonError {
+        let message = e.to_string();
+        if e.classify() == serde_json::error::Category::Data && message.starts_with(DUPLICATE) {
+            JsonError::DuplicateMember(message)
+        } else {
+            JsonError::Invalid(message)
+        }
+    }
+}
+
 /// Decodes one JSON document, refusing duplicate members at any depth.
 pub fn parse_strict(text: &str) -> Result<Value, JsonError> {
     serde_json::from_str::<Strict>(text)
         .map(|Strict(v)| v)
-        .map_err(|e| match e.classify() {
-            // Any JSON value is accepted, so the only data error is the
-            // visitor's own: a duplicate member.
-            serde_json::error::Category::Data => JsonError::DuplicateMember(e.to_string()),
-            _ => JsonError::Invalid(e.to_string()),
-        })
+        .map_err(JsonError::of)
 }
 
 /// Decodes the arguments of a direct call: one JSON object without

@@ -30,14 +30,15 @@
 
 pub mod connection;
 pub mod health;
+pub(crate) mod hosts;
 pub mod listener;
+pub mod plain_call;
+pub(crate) mod request;
 
 use crate::config::{HttpConfig, TelemetryConfig};
-use crate::direct::{self, Direct};
 use crate::mcp::CodeModeServer;
 use crate::telemetry::{self, Metrics};
 use axum::extract::{Request, State};
-use axum::http::uri::Authority;
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -45,6 +46,7 @@ use axum::routing::{any, get};
 use axum::Router;
 use codemode_catalog::{CodeMode, Subject, SubjectResolver, Unauthenticated};
 use connection::ConnectionLimits;
+use hosts::Hosts;
 use listener::DrainOptions;
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -292,9 +294,6 @@ impl SubjectResolver<RequestContext<RoleServer>> for HttpSubject {
     }
 }
 
-/// The `Host` values accepted when none are configured (rmcp's default).
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
 /// The `Origin` values accepted when none are configured: the loopback
 /// names on any port, over HTTP or HTTPS (rmcp's `:*` notation).
 pub const LOOPBACK_ORIGINS: [&str; 6] = [
@@ -306,72 +305,12 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
-/// A host name (without IPv6 brackets) and an optional port.
-fn authority_parts(authority: &Authority) -> (&str, Option<u16>) {
-    (
-        authority.host().trim_matches(['[', ']']),
-        authority.port_u16(),
-    )
-}
-
-/// A `Host` allow-list, parsed once: an entry without a port allows the
-/// host on any port, one with a port only on that port, and an empty list
-/// allows every host. Host names compare without regard to ASCII case.
-pub(crate) struct Hosts {
-    entries: Vec<(String, Option<u16>)>,
-    /// Whether any IP address is allowed too.
-    ip_addresses: bool,
-}
-
-impl Hosts {
-    pub(crate) fn new(allowed: &[String]) -> Hosts {
-        let entries = allowed
-            .iter()
-            .map(|entry| {
-                let entry = entry.trim();
-                match Authority::try_from(entry) {
-                    Ok(a) => {
-                        let (name, port) = authority_parts(&a);
-                        (name.to_ascii_lowercase(), port)
-                    }
-                    Err(_) => (entry.trim_matches(['[', ']']).to_ascii_lowercase(), None),
-                }
-            })
-            .collect();
-        Hosts {
-            entries,
-            ip_addresses: false,
-        }
-    }
-
-    /// Whether a `Host` header value is allowed.
-    pub(crate) fn allows(&self, host: Option<&str>) -> bool {
-        if self.entries.is_empty() {
-            return true;
-        }
-        let Some(Ok(authority)) = host.map(Authority::try_from) else {
-            return false;
-        };
-        let (host, port) = authority_parts(&authority);
-        if self.ip_addresses && host.parse::<std::net::IpAddr>().is_ok() {
-            return true;
-        }
-        self.entries.iter().any(|(name, entry_port)| {
-            name.eq_ignore_ascii_case(host) && entry_port.is_none_or(|p| port == Some(p))
-        })
-    }
-}
-
 /// `GET /metrics`: the exposition, for allowed hosts only.
 async fn serve_metrics(
     State((metrics, hosts)): State<(Metrics, Arc<Hosts>)>,
     request: Request,
 ) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok());
-    if !hosts.allows(host) {
+    if !hosts.allow(request.headers()) {
         return (
             StatusCode::FORBIDDEN,
             "Forbidden: Host header is not allowed",
@@ -425,19 +364,13 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
             config,
         )
     };
-    let hosts = allowed_hosts(options);
-    let mcp = Arc::new(Direct {
+    let hosts = Arc::new(hosts::host_list(options));
+    let mcp = Arc::new(plain_call::PlainCalls {
         server: handler,
         fallback,
         hosts: hosts.clone(),
-        max_body_bytes: max_body,
     });
-    let mut router = Router::new()
-        .nest_service("/mcp", any(direct::serve).with_state(mcp))
-        .layer(middleware::from_fn_with_state(
-            (hosts.clone(), max_body),
-            crate::strict::refuse_duplicates,
-        ));
+    let mut router = Router::new().nest_service("/mcp", any(plain_call::serve).with_state(mcp));
     if let Some(metrics) = &options.metrics {
         let state = (metrics.clone(), hosts);
         router = router.route("/metrics", get(serve_metrics).with_state(state));
@@ -447,19 +380,6 @@ pub fn router(service: CodeMode, options: &HttpOptions) -> Router {
         connection::bounded_body,
     ));
     with_auth(router, options).merge(health::routes(options.drain.clone()))
-}
-
-/// The effective `Host` allow-list of `options`.
-fn allowed_hosts(options: &HttpOptions) -> Arc<Hosts> {
-    Arc::new(host_list(options))
-}
-
-fn host_list(options: &HttpOptions) -> Hosts {
-    let hosts = match &options.allowed_hosts {
-        Some(hosts) => hosts.clone(),
-        None => LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
-    };
-    Hosts::new(&hosts)
 }
 
 /// `router` behind the authentication of `options`.
@@ -477,10 +397,7 @@ fn with_auth(router: Router, options: &HttpOptions) -> Router {
 /// too: a scraper reaches each replica by its address, and a DNS
 /// rebinding request names a host, never an address.
 pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
-    let hosts = Hosts {
-        ip_addresses: true,
-        ..host_list(options)
-    };
+    let hosts = hosts::host_list(options).and_ip_addresses();
     let state = (metrics, Arc::new(hosts));
     let router = Router::new().route("/metrics", get(serve_metrics).with_state(state));
     with_auth(router, options)
@@ -600,28 +517,6 @@ pub async fn serve_http(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn host_allowed(host: Option<&str>, allowed: &[String]) -> bool {
-        Hosts::new(allowed).allows(host)
-    }
-
-    #[test]
-    fn hosts_match_like_rmcp() {
-        let loopback: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
-        assert!(host_allowed(Some("localhost:8080"), &loopback));
-        assert!(host_allowed(Some("LOCALHOST"), &loopback));
-        assert!(host_allowed(Some("127.0.0.1:1"), &loopback));
-        assert!(host_allowed(Some("[::1]:8080"), &loopback));
-        assert!(!host_allowed(Some("evil.example:8080"), &loopback));
-        assert!(!host_allowed(Some("localhost.evil.example"), &loopback));
-        assert!(!host_allowed(None, &loopback));
-        assert!(!host_allowed(Some("bad host"), &loopback));
-        let ported = vec!["mcp.example.com:443".to_string()];
-        assert!(host_allowed(Some("mcp.example.com:443"), &ported));
-        assert!(!host_allowed(Some("mcp.example.com:444"), &ported));
-        assert!(!host_allowed(Some("mcp.example.com"), &ported));
-        assert!(host_allowed(Some("anything"), &[]));
-    }
 
     fn http_config(text: &str) -> Result<HttpOptions, String> {
         let file = crate::config::FileConfig::from_toml(text).expect("valid TOML");

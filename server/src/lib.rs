@@ -7,9 +7,10 @@
 //! [`FileConfig`] is the TOML configuration; [`CodeModeServer`] exposes the
 //! service as exactly three MCP tools, over stdio ([`serve_stdio`]) or over
 //! stateless Streamable HTTP with bearer authentication ([`router`],
-//! [`HttpOptions`], served by [`serve_listener`]); plain `tools/call`
-//! requests are answered without rmcp's per-request service, and duplicate
-//! members in tool calls are refused before rmcp parses them; [`AskPolicy`]
+//! [`HttpOptions`], served by [`serve_listener`]); [`Tool`] names the three
+//! tools and holds their texts and schemas; plain `tools/call` requests
+//! are answered without rmcp's per-request service, and duplicate members
+//! in tool calls are refused before rmcp parses them; [`AskPolicy`]
 //! asks a person through the MCP client before the calls a policy marks
 //! *ask*; [`Metrics`] counts and times tool calls for `/metrics`;
 //! [`start_upstreams`] imports the tools of MCP servers and
@@ -25,7 +26,6 @@ pub(crate) mod approval;
 pub(crate) mod catalogs;
 pub(crate) mod cli;
 pub(crate) mod config;
-pub(crate) mod direct;
 pub(crate) mod drain;
 pub(crate) mod http;
 pub(crate) mod import_policy;
@@ -34,6 +34,7 @@ pub(crate) mod mcp;
 pub(crate) mod openapi;
 pub(crate) mod strict;
 pub(crate) mod telemetry;
+pub(crate) mod tool;
 pub(crate) mod upstream;
 
 pub use allocator::{limit_huge_pages, Allocator};
@@ -70,6 +71,7 @@ pub use openapi::{
     OpenApiConfig, OpenApiConfigError, OpenApiError, OpenApiSource, Spec as OpenApiSpec,
 };
 pub use telemetry::Metrics;
+pub use tool::Tool;
 pub use upstream::{
     collect as collect_upstreams, parse_flag as parse_upstream_flag, start as start_upstreams,
     StartError, StopOnDrop, Transport, Upstream, UpstreamConfig, UpstreamError, Upstreams,

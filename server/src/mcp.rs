@@ -1,13 +1,9 @@
 //! The MCP adapter: the CodeMode service as exactly three tools
-//! (`search_api`, `describe_api`, `execute`) on an rmcp [`ServerHandler`].
+//! (`search_api`, `describe_api`, `execute`, see [`Tool`]) on an rmcp
+//! [`ServerHandler`].
 //!
-//! Tool descriptions are the first paragraph under each tool's heading in
-//! the MCP tool reference (`docs/architecture.md`, section 11), verbatim;
-//! input schemas have one required string property and
-//! `additionalProperties: false`; output schemas are that reference's,
-//! with `execute`'s `result` written `{}`. rmcp validates
-//! nothing, so [`validate`] checks the arguments before the subject is
-//! resolved: a missing, non-string or additional property is a JSON-RPC
+//! Every call is validated once ([`ToolCall::new`]) before the subject is
+//! resolved: an unknown tool or ill-formed arguments are a JSON-RPC
 //! invalid-params error (-32602). A success is `structuredContent` plus one
 //! text item with the same JSON; a failure is `isError: true` with one text
 //! item holding the exact error text and no `structuredContent`. Each call
@@ -33,6 +29,7 @@
 
 use crate::approval::Elicitation;
 use crate::telemetry::{error_outcome, Metrics};
+use crate::tool::{Invalid, Tool, ToolCall};
 use codemode_catalog::{
     Approver, CallDone, CancellationToken, CodeMode, Error, ExecuteOptions, Progress,
     ProgressFuture, RefuseAll, Subject, SubjectResolver,
@@ -40,23 +37,16 @@ use codemode_catalog::{
 use futures_util::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, Tool,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
-
-/// The `search_api` description (the reference's first paragraph).
-pub const SEARCH_DESCRIPTION: &str = "Search enabled capabilities using task, resource, or exact-name vocabulary. Results are relevance-ranked. Pass the exact returned name to describe_api. If truncated is true and no result fits, submit a more specific task/resource query.";
-/// The `describe_api` description.
-pub const DESCRIBE_DESCRIPTION: &str = "Describe one enabled capability by the exact name returned by search_api, without whitespace or case changes.";
-/// The `execute` description.
-pub const EXECUTE_DESCRIPTION: &str = "Execute one Starlark program that defines def main(): with zero arguments, calls only names confirmed through search_api and describe_api inside main, and returns main's final result. Standard Starlark builtins plus sum(iterable), json.decode/encode/indent, and math.* are directly available without import. import, while, f-strings, filter, and map are unavailable; load is disabled; print is discarded.";
 
 /// The `instructions` of the `initialize` result: the workflow and what
 /// Python habits fail, in at most 1,000 bytes.
@@ -72,135 +62,9 @@ Starlark is not Python: there is no import (json and math are predeclared), no t
 (for i in range(n) with break), no class, with, yield, is, ** or sets; read dict entries with \
 d[\"k\"] or d.get(\"k\"), not d.k. An invalid program error names the line and column and often a hint.";
 
-/// The three tools: name, description, input property, output schema.
-fn tool_table() -> [(&'static str, &'static str, &'static str, Value); 3] {
-    let field = json!({
-        "type": "object",
-        "required": ["name", "type", "required"],
-        "additionalProperties": false,
-        "properties": {
-            "name": { "type": "string" },
-            "type": { "type": "string" },
-            "required": { "type": "boolean" }
-        }
-    });
-    [
-        (
-            "search_api",
-            SEARCH_DESCRIPTION,
-            "query",
-            json!({
-                "type": "object",
-                "required": ["results", "truncated"],
-                "additionalProperties": false,
-                "properties": {
-                    "results": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["name", "signature", "summary"],
-                            "additionalProperties": false,
-                            "properties": {
-                                "name": { "type": "string" },
-                                "signature": { "type": "string" },
-                                "summary": { "type": "string" }
-                            }
-                        }
-                    },
-                    "truncated": { "type": "boolean" }
-                }
-            }),
-        ),
-        (
-            "describe_api",
-            DESCRIBE_DESCRIPTION,
-            "name",
-            json!({
-                "type": "object",
-                "required": ["name", "signature", "summary", "description", "input", "output"],
-                "additionalProperties": false,
-                "properties": {
-                    "name": { "type": "string" },
-                    "signature": { "type": "string" },
-                    "summary": { "type": "string" },
-                    "description": { "type": "string" },
-                    "input": { "type": "array", "items": field.clone() },
-                    "output": { "type": "array", "items": field }
-                }
-            }),
-        ),
-        (
-            "execute",
-            EXECUTE_DESCRIPTION,
-            "source",
-            json!({
-                "type": "object",
-                "required": ["result"],
-                "additionalProperties": false,
-                "properties": { "result": {} }
-            }),
-        ),
-    ]
-}
-
-/// The input schema with one required string property.
-pub fn input_schema(property: &str) -> JsonObject {
-    let mut properties = serde_json::Map::new();
-    properties.insert(property.to_string(), json!({ "type": "string" }));
-    let schema = json!({
-        "type": "object",
-        "required": [property],
-        "additionalProperties": false,
-        "properties": properties
-    });
-    match schema {
-        Value::Object(o) => o,
-        _ => JsonObject::new(),
-    }
-}
-
 /// The tools as `tools/list` returns them.
-pub fn tools() -> Vec<Tool> {
-    built_tools().to_vec()
-}
-
-/// The tools, built once (rmcp looks a tool up on every HTTP call).
-fn built_tools() -> &'static [Tool] {
-    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
-    TOOLS.get_or_init(build_tools)
-}
-
-fn build_tools() -> Vec<Tool> {
-    tool_table()
-        .into_iter()
-        .map(|(name, description, property, output)| {
-            let output = match output {
-                Value::Object(o) => o,
-                _ => JsonObject::new(),
-            };
-            Tool::new(name, description, Arc::new(input_schema(property)))
-                .with_raw_output_schema(Arc::new(output))
-        })
-        .collect()
-}
-
-/// The one string argument of a well-formed call, or the invalid-params
-/// message.
-pub fn validate<'a>(arguments: Option<&'a JsonObject>, property: &str) -> Result<&'a str, String> {
-    let Some(arguments) = arguments else {
-        return Err(format!("missing required property {property:?}"));
-    };
-    if let Some(Value::String(duplicate)) = arguments.get(crate::strict::DUPLICATE_MARKER) {
-        return Err(duplicate.clone());
-    }
-    if let Some(extra) = arguments.keys().find(|k| k.as_str() != property) {
-        return Err(format!("unexpected additional property {extra:?}"));
-    }
-    match arguments.get(property) {
-        None => Err(format!("missing required property {property:?}")),
-        Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(format!("property {property:?} must be a string")),
-    }
+pub fn tools() -> Vec<rmcp::model::Tool> {
+    Tool::ALL.map(|t| t.definition().clone()).to_vec()
 }
 
 /// Resolves the trusted subject of an MCP request.
@@ -298,7 +162,7 @@ impl CodeModeServer {
 
     async fn dispatch(
         &self,
-        tool: &str,
+        tool: Tool,
         argument: &str,
         subject: &Subject,
         cancel: &CancellationToken,
@@ -306,15 +170,15 @@ impl CodeModeServer {
         progress: Option<Arc<dyn Progress>>,
     ) -> Result<Value, Error> {
         match tool {
-            "search_api" => {
+            Tool::SearchApi => {
                 let found = self.service.search(subject, argument).await?;
                 serde_json::to_value(found).map_err(|_| Error::Internal)
             }
-            "describe_api" => {
+            Tool::DescribeApi => {
                 let described = self.service.describe(subject, argument).await?;
                 serde_json::to_value(described).map_err(|_| Error::Internal)
             }
-            _ => {
+            Tool::Execute => {
                 let data = self
                     .service
                     .execute(
@@ -329,16 +193,6 @@ impl CodeModeServer {
                 Ok(json!({ "result": result }))
             }
         }
-    }
-}
-
-/// The input property of a tool, or `None` for an unknown tool.
-fn property_of(tool: &str) -> Option<&'static str> {
-    match tool {
-        "search_api" => Some("query"),
-        "describe_api" => Some("name"),
-        "execute" => Some("source"),
-        _ => None,
     }
 }
 
@@ -357,8 +211,8 @@ impl ServerHandler for CodeModeServer {
         Ok(ListToolsResult::with_all_items(tools()))
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        built_tools().iter().find(|t| t.name == name).cloned()
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        Tool::from_name(name).map(|t| t.definition().clone())
     }
 
     async fn call_tool(
@@ -374,16 +228,10 @@ impl ServerHandler for CodeModeServer {
                 peer: context.peer.clone(),
             }) as Arc<dyn Progress>
         });
-        self.call_observed(
-            request.name.as_ref(),
-            request.arguments.as_ref(),
-            resolve,
-            &context.ct,
-            approver,
-            progress,
-        )
-        .await
-        .map(Into::into)
+        let call = ToolCall::new(&request.name, request.arguments);
+        self.call_observed(call, resolve, &context.ct, approver, progress)
+            .await
+            .map(Into::into)
     }
 }
 
@@ -409,19 +257,18 @@ impl Progress for PeerProgress {
 }
 
 impl CodeModeServer {
-    /// One tool call, whatever the transport: checks the arguments before
-    /// `resolve` gives the subject, serves the tool, and records the span
-    /// and metrics. An unknown tool or ill-formed arguments are a JSON-RPC
-    /// error (see [`well_formed`]); every other outcome is a tool result.
+    /// One validated tool call, whatever the transport ([`ToolCall::new`]
+    /// validated it before `resolve` gives the subject): serves the tool
+    /// and records the span and metrics. An invalid call is a JSON-RPC
+    /// error; every other outcome is a tool result.
     pub(crate) async fn call(
         &self,
-        tool: &str,
-        arguments: Option<&JsonObject>,
+        call: Result<ToolCall, Invalid>,
         resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
         cancel: &CancellationToken,
     ) -> Result<CallToolResult, McpError> {
         let approver = self.approver_for(None);
-        self.call_observed(tool, arguments, resolve, cancel, approver, None)
+        self.call_observed(call, resolve, cancel, approver, None)
             .await
     }
 
@@ -429,41 +276,37 @@ impl CodeModeServer {
     /// `progress` of each completed capability call of an `execute`.
     async fn call_observed(
         &self,
-        tool: &str,
-        arguments: Option<&JsonObject>,
+        call: Result<ToolCall, Invalid>,
         resolve: impl FnOnce() -> Result<Subject, codemode_catalog::Unauthenticated>,
         cancel: &CancellationToken,
         approver: Arc<dyn Approver>,
         progress: Option<Arc<dyn Progress>>,
     ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
-        let Some(property) = property_of(tool) else {
-            // The name is the client's: neither logged nor used as a label.
-            let span = tracing::info_span!(
-                "tool_call",
-                tool = "unknown",
-                outcome = tracing::field::Empty,
-                duration_us = tracing::field::Empty
-            );
-            self.finish(&span, "unknown", "invalid_params", started);
-            return Err(McpError::invalid_params("unknown tool", None));
-        };
-        let span = tracing::info_span!(
-            "tool_call",
-            tool,
-            outcome = tracing::field::Empty,
-            duration_us = tracing::field::Empty
-        );
-        let argument = match validate(arguments, property) {
-            Ok(a) => a,
-            Err(message) => {
-                self.finish(&span, tool, "invalid_params", started);
+        let ToolCall { tool, argument } = match call {
+            Ok(call) => call,
+            Err(Invalid {
+                tool: Some(tool),
+                message,
+            }) => {
+                let span = tool_span(tool.name());
+                self.finish(&span, tool.name(), "invalid_params", started);
+                return Err(McpError::invalid_params(message, None));
+            }
+            Err(Invalid {
+                tool: None,
+                message,
+            }) => {
+                // The name is the client's: neither logged nor used as a label.
+                let span = tool_span("unknown");
+                self.finish(&span, "unknown", "invalid_params", started);
                 return Err(McpError::invalid_params(message, None));
             }
         };
+        let span = tool_span(tool.name());
         let outcome = async {
             let subject = resolve().map_err(|_| Error::Unauthenticated)?;
-            self.dispatch(tool, argument, &subject, cancel, approver, progress)
+            self.dispatch(tool, &argument, &subject, cancel, approver, progress)
                 .await
         };
         // A panic anywhere in resolution, search, describe or around the
@@ -474,27 +317,30 @@ impl CodeModeServer {
             .instrument(span.clone())
             .await
             .unwrap_or_else(|_| {
-                tracing::error!(parent: &span, tool, "the tool call panicked");
+                tracing::error!(parent: &span, tool = tool.name(), "the tool call panicked");
                 Err(Error::Internal)
             });
         Ok(match outcome {
             Ok(value) => {
-                self.finish(&span, tool, "ok", started);
+                self.finish(&span, tool.name(), "ok", started);
                 CallToolResult::structured(value)
             }
             Err(e) => {
-                self.finish(&span, tool, error_outcome(&e), started);
+                self.finish(&span, tool.name(), error_outcome(&e), started);
                 CallToolResult::error(vec![ContentBlock::text(e.to_string())])
             }
         })
     }
 }
 
-/// Whether a call of `tool` with `arguments` is one that
-/// [`CodeModeServer::call`] answers with a tool result rather than a
-/// JSON-RPC error.
-pub(crate) fn well_formed(tool: &str, arguments: Option<&JsonObject>) -> bool {
-    property_of(tool).is_some_and(|property| validate(arguments, property).is_ok())
+/// The span of one tool call: its tool, outcome and duration.
+fn tool_span(tool: &str) -> tracing::Span {
+    tracing::info_span!(
+        "tool_call",
+        tool,
+        outcome = tracing::field::Empty,
+        duration_us = tracing::field::Empty
+    )
 }
 
 /// Serves `service` over stdio with the fixed local subject until the
@@ -508,8 +354,8 @@ pub async fn serve_stdio(service: CodeMode) -> Result<(), Box<dyn std::error::Er
 pub async fn serve_stdio_with(server: CodeModeServer) -> Result<(), Box<dyn std::error::Error>> {
     use rmcp::ServiceExt;
     let (stdin, stdout) = rmcp::transport::stdio();
-    let stdin = crate::strict::StrictLines::new(stdin);
-    let running = server.serve((stdin, stdout)).await?;
+    let transport = crate::strict::StrictStdio::new(stdin, stdout);
+    let running = server.serve(transport).await?;
     running.waiting().await?;
     Ok(())
 }
@@ -635,46 +481,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_panic_on_the_direct_path_is_an_internal_failure() {
+    async fn a_panic_on_the_plain_call_path_is_an_internal_failure() {
         let service =
             crate::catalogs::load(&["demo".into()], &[], Default::default()).expect("demo loads");
         let server = CodeModeServer::local(service);
-        for (tool, property, value) in [
-            ("search_api", "query", "quote"),
-            ("describe_api", "name", "shipping.quote"),
-            ("execute", "source", "def main():\n    return 1\n"),
+        for (tool, argument) in [
+            (Tool::SearchApi, "quote"),
+            (Tool::DescribeApi, "shipping.quote"),
+            (Tool::Execute, "def main():\n    return 1\n"),
         ] {
-            let arguments = match json!({ property: value }) {
-                Value::Object(o) => o,
-                _ => JsonObject::new(),
-            };
+            let call = Ok(ToolCall {
+                tool,
+                argument: argument.into(),
+            });
             let resolve = || -> Result<Subject, Unauthenticated> { panic!("resolver") };
             let result = server
-                .call(tool, Some(&arguments), resolve, &CancellationToken::new())
+                .call(call, resolve, &CancellationToken::new())
                 .await
                 .expect("a tool result");
-            assert_eq!(result.is_error, Some(true), "{tool}");
+            assert_eq!(result.is_error, Some(true), "{tool:?}");
             let text = serde_json::to_value(&result.content).expect("json");
             assert_eq!(text, json!([{"type": "text", "text": "internal failure"}]));
         }
-    }
-
-    #[test]
-    fn validation_messages() {
-        let object = |v: Value| match v {
-            Value::Object(o) => o,
-            _ => JsonObject::new(),
-        };
-        let ok = object(json!({"query": "a b"}));
-        assert_eq!(validate(Some(&ok), "query"), Ok("a b"));
-        assert_eq!(
-            validate(None, "query"),
-            Err("missing required property \"query\"".into())
-        );
-        let null = object(json!({"query": null}));
-        assert_eq!(
-            validate(Some(&null), "query"),
-            Err("property \"query\" must be a string".into())
-        );
     }
 }

@@ -2,64 +2,57 @@
 //!
 //! JSON parsers disagree about `{"source": "a", "source": "b"}` (rmcp's
 //! keeps the last), so codemode refuses such a document
-//! (`docs/architecture.md`, section 1). rmcp
+//! (`docs/architecture.md`, section 1): a `tools/call` request with a
+//! duplicate member anywhere is answered with the JSON-RPC invalid-params
+//! error (-32602) naming the member, and never reaches the handler. rmcp
 //! parses requests before the handler sees them, so the check runs on the
-//! raw message first: on stdio, [`StrictLines`] reads the client's lines and
-//! replaces the arguments of a `tools/call` request that has a duplicate
-//! member anywhere with a marker that [`crate::mcp::validate`] turns into
-//! the JSON-RPC invalid-params error (-32602) naming the member; on HTTP,
-//! `refuse_duplicates` answers such a POST with that error itself.
-//! Messages that are not `tools/call` pass untouched.
+//! raw message first. On HTTP the one strict reading of a POST body finds
+//! it (`crate::http::request`) and [`refusal`] makes the answer; on stdio
+//! [`StrictLines`] reads the client's lines, keeps a refused line from
+//! rmcp and hands the answer to [`StrictStdio`], the transport that writes
+//! it. Messages that are not `tools/call` pass untouched.
 
-use crate::http::connection::collect as read_body;
-use crate::http::Hosts;
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{header, Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::Response;
 use codemode_catalog::{parse_strict, JsonError};
-use serde_json::{json, Value};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, ServerJsonRpcMessage};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::Transport;
+use rmcp::RoleServer;
+use serde_json::Value;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::mpsc;
 
-/// The argument key that carries a duplicate-member message to
-/// [`crate::mcp::validate`] (a NUL byte first: no tool has such a
-/// property).
-pub const DUPLICATE_MARKER: &str = "\u{0}duplicate member";
-
-/// The ID and the invalid-params message of a `tools/call` request with a
-/// duplicate member, or `None` for any other message.
-pub fn duplicate_member(message: &[u8]) -> Option<(Value, String)> {
-    memchr::memmem::find(message, b"tools/call")?;
-    let text = std::str::from_utf8(message).ok()?;
-    let Err(JsonError::DuplicateMember(error)) = parse_strict(text) else {
+/// The ID of a message whose strict reading failed with `error`, when the
+/// error is a duplicate member and the message (read as rmcp reads it, the
+/// last of two members winning) is a `tools/call` request: the refusal's
+/// ID, as the client wrote it. `None` for anything else.
+pub(crate) fn refusal(text: &str, error: &JsonError) -> Option<Value> {
+    let JsonError::DuplicateMember(_) = error else {
         return None;
     };
     let value: Value = serde_json::from_str(text).ok()?;
     if value.get("method")? != "tools/call" {
         return None;
     }
-    Some((value.get("id")?.clone(), error))
+    value.get("id").cloned()
 }
 
-/// A line of the client with the arguments of a duplicate-bearing
-/// `tools/call` replaced by the marker; any other line unchanged.
-fn checked_line(line: Vec<u8>) -> Vec<u8> {
-    let Some((_, message)) = duplicate_member(&line) else {
-        return line;
+/// The refusal of one stdio line: the invalid-params error of a
+/// `tools/call` request (one rmcp would take) with a duplicate member, or
+/// `None` for any other line.
+fn refused_line(line: &[u8]) -> Option<ServerJsonRpcMessage> {
+    let text = std::str::from_utf8(line).ok()?;
+    let error = parse_strict(text).err()?;
+    refusal(text, &error)?;
+    let message = serde_json::from_str::<ClientJsonRpcMessage>(text).ok()?;
+    let (ClientRequest::CallToolRequest(_), id) = message.into_request()? else {
+        return None;
     };
-    let Ok(mut value) = serde_json::from_slice::<Value>(&line) else {
-        return line;
-    };
-    if let Some(params) = value.get_mut("params").and_then(Value::as_object_mut) {
-        params.insert("arguments".into(), json!({ DUPLICATE_MARKER: message }));
-    }
-    let mut out = serde_json::to_vec(&value).unwrap_or(line);
-    out.push(b'\n');
-    out
+    Some(ServerJsonRpcMessage::error(
+        ErrorData::invalid_params(error.to_string(), None),
+        Some(id),
+    ))
 }
 
 /// The longest line checked; a longer one passes unchecked (rmcp drops
@@ -67,9 +60,11 @@ fn checked_line(line: Vec<u8>) -> Vec<u8> {
 const MAX_CHECKED_LINE: usize = 16 * 1024 * 1024;
 
 /// Reads newline-delimited JSON-RPC messages from `inner` and checks each
-/// complete line with [`duplicate_member`].
+/// complete line: a refused one ([`refused_line`]) is not handed on, its
+/// refusal goes to `refusals` instead.
 pub struct StrictLines<R> {
     inner: R,
+    refusals: mpsc::UnboundedSender<ServerJsonRpcMessage>,
     /// Bytes of the line being read.
     pending: Vec<u8>,
     /// How much of `pending` is known to hold no newline.
@@ -81,10 +76,11 @@ pub struct StrictLines<R> {
 }
 
 impl<R> StrictLines<R> {
-    /// Checks the lines of `inner`.
-    pub fn new(inner: R) -> StrictLines<R> {
+    /// Checks the lines of `inner`, sending the refusals to `refusals`.
+    pub fn new(inner: R, refusals: mpsc::UnboundedSender<ServerJsonRpcMessage>) -> StrictLines<R> {
         StrictLines {
             inner,
+            refusals,
             pending: Vec::new(),
             scanned: 0,
             ready: Vec::new(),
@@ -99,7 +95,11 @@ impl<R> StrictLines<R> {
             let end = self.scanned + i + 1;
             let rest = self.pending.split_off(end);
             let line = std::mem::replace(&mut self.pending, rest);
-            self.ready.extend(checked_line(line));
+            match refused_line(&line) {
+                // Nobody to answer once the transport is gone.
+                Some(refusal) => drop(self.refusals.send(refusal)),
+                None => self.ready.extend(line),
+            }
             self.scanned = 0;
         }
         self.scanned = self.pending.len();
@@ -150,57 +150,84 @@ impl<R: AsyncRead + Unpin> AsyncRead for StrictLines<R> {
     }
 }
 
-/// Answers a POST whose body is a `tools/call` with a duplicate member
-/// with the invalid-params error (for allowed hosts; rmcp refuses the
-/// others); passes everything else on with the body as it came.
-pub(crate) async fn refuse_duplicates(
-    State((hosts, max_body)): State<(Arc<Hosts>, usize)>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok());
-    if request.method() != Method::POST || !hosts.allows(host) {
-        return next.run(request).await;
+/// The stdio transport of [`StrictLines`]: rmcp's line transport over
+/// the checked lines, which also writes the refusals of the lines kept
+/// from rmcp.
+pub struct StrictStdio<R: AsyncRead + Unpin, W: AsyncWrite> {
+    inner: AsyncRwTransport<RoleServer, StrictLines<R>, W>,
+    refusals: mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
+}
+
+impl<R, W> StrictStdio<R, W>
+where
+    R: Send + AsyncRead + Unpin,
+    W: Send + AsyncWrite + Unpin + 'static,
+{
+    /// A server transport reading `read` and writing `write`.
+    pub fn new(read: R, write: W) -> StrictStdio<R, W> {
+        let (sender, refusals) = mpsc::unbounded_channel();
+        let lines = StrictLines::new(read, sender);
+        StrictStdio {
+            inner: AsyncRwTransport::new_server(lines, write),
+            refusals,
+        }
     }
-    let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, max_body).await {
-        Ok(bytes) => bytes,
-        Err(response) => return response,
-    };
-    if let Some((id, message)) = duplicate_member(&bytes) {
-        let error = json!({"jsonrpc": "2.0", "id": id,
-            "error": {"code": -32602, "message": message}});
-        let mut response = Response::new(Body::from(error.to_string()));
-        *response.status_mut() = StatusCode::OK;
-        let json = header::HeaderValue::from_static("application/json");
-        response.headers_mut().insert(header::CONTENT_TYPE, json);
-        return response;
+}
+
+impl<R, W> Transport<RoleServer> for StrictStdio<R, W>
+where
+    R: Send + AsyncRead + Unpin,
+    W: Send + AsyncWrite + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            // rmcp's `receive` keeps a partly read line when it is dropped,
+            // so a refusal is written as soon as its line was read.
+            tokio::select! {
+                biased;
+                Some(refusal) = self.refusals.recv() => {
+                    self.inner.send(refusal).await.ok()?;
+                }
+                message = self.inner.receive() => return message,
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tokio::io::AsyncReadExt;
 
     #[test]
-    fn only_tools_calls_with_duplicates_are_caught() {
+    fn only_tools_calls_with_duplicates_are_refused() {
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute","arguments":{"source":"a","source":"b"}}}"#;
-        let (id, message) = duplicate_member(call).expect("caught");
-        assert_eq!(id, json!(7));
-        assert!(
-            message.starts_with("duplicate member \"source\""),
-            "{message}"
-        );
+        let refused = serde_json::to_value(refused_line(call).expect("refused")).expect("json");
+        assert_eq!(refused["id"], json!(7));
+        assert_eq!(refused["error"]["code"], json!(-32602));
+        let message = refused["error"]["message"].as_str().expect("text");
+        assert_eq!(message, "duplicate member \"source\" at line 1 column 107");
         let fine = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute","arguments":{"source":"a"}}}"#;
-        assert_eq!(duplicate_member(fine), None);
+        assert!(refused_line(fine).is_none());
         let other = br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"a":1,"a":2},"x":"tools/call"}"#;
-        assert_eq!(duplicate_member(other), None);
+        assert!(refused_line(other).is_none());
+        // Escaped, the method is still `tools/call` to rmcp.
+        let escaped = br#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"execute","arguments":{"source":"a","source":"b"}}}"#;
+        assert!(refused_line(escaped).is_some());
     }
 
     #[tokio::test]
@@ -214,17 +241,24 @@ mod tests {
             use tokio::io::AsyncWriteExt;
             w.write_all(&bytes).await.unwrap();
         });
+        let (sender, mut refusals) = mpsc::unbounded_channel();
         let mut out = String::new();
-        StrictLines::new(r).read_to_string(&mut out).await.unwrap();
-        let lines: Vec<&str> = out.split('\n').collect();
-        assert_eq!(lines[0], r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
-        let rewritten: Value = serde_json::from_str(lines[1]).unwrap();
-        assert_eq!(rewritten["params"]["name"], "search_api");
-        let marker = &rewritten["params"]["arguments"][DUPLICATE_MARKER];
-        assert!(marker
-            .as_str()
-            .unwrap()
-            .starts_with("duplicate member \"query\""));
-        assert_eq!(lines[2], "rest");
+        StrictLines::new(r, sender)
+            .read_to_string(&mut out)
+            .await
+            .unwrap();
+        // The refused line is kept from rmcp; its refusal is handed over.
+        assert_eq!(
+            out,
+            "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\nrest"
+        );
+        let refusal = serde_json::to_value(refusals.recv().await.expect("a refusal")).unwrap();
+        assert_eq!(refusal["id"], 1);
+        let message = refusal["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("duplicate member \"query\""),
+            "{message}"
+        );
+        assert!(refusals.recv().await.is_none());
     }
 }

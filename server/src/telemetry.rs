@@ -197,12 +197,7 @@ impl Metrics {
 
 /// The label of a tool name: one of the three tools, else `unknown`.
 fn tool_label(tool: &str) -> &'static str {
-    match tool {
-        "search_api" => "search_api",
-        "describe_api" => "describe_api",
-        "execute" => "execute",
-        _ => "unknown",
-    }
+    crate::tool::Tool::from_name(tool).map_or("unknown", crate::tool::Tool::name)
 }
 
 /// The outcome label of a tool error: its class, never its detail.

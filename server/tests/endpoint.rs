@@ -121,7 +121,7 @@ async fn the_router_takes_the_hosts_subject_resolver_and_server_info() {
         Some(json!({"result": {"subject": "carol"}}))
     );
 
-    // A plain POST (the direct path) with and without the host's user.
+    // A plain POST (the plain-call path) with and without the host's user.
     for (user, want) in [
         (Some("dave"), r#"{"result":{"subject":"dave"}}"#),
         (None, "unauthenticated"),

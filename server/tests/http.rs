@@ -125,10 +125,10 @@ async fn initialize_list_and_call() {
     assert_eq!(invalid["error"]["code"], -32602);
 }
 
-/// Sends `message` as a plain POST (answered directly) and again with a
+/// Sends `message` as a plain POST (answered by the plain-call path) and again with a
 /// header rmcp ignores below protocol 2026-07-28 but that sends the request
 /// through rmcp; returns both responses.
-async fn direct_and_rmcp(
+async fn plain_call_and_rmcp(
     app: &Router,
     message: &Value,
 ) -> [(StatusCode, axum::http::HeaderMap, Vec<u8>); 2] {
@@ -146,7 +146,7 @@ async fn direct_and_rmcp(
 }
 
 #[tokio::test]
-async fn direct_answers_are_byte_identical_to_rmcp() {
+async fn plain_call_answers_are_byte_identical_to_rmcp() {
     let app = app(HttpOptions::default());
     let source = "def main():\n    return {\"q\": shipping.quote(weight_grams=10), \"x\": 1.5}\n";
     let calls = [
@@ -166,26 +166,124 @@ async fn direct_answers_are_byte_identical_to_rmcp() {
         call(6, "describe_api", json!({"name": "nope"})),
         json!({"jsonrpc": "2.0", "id": "s-7", "method": "tools/call",
                "params": {"name": "execute", "arguments": {"source": "def main():\n    return None\n"}}}),
-        // Not taken directly, but answered the same way whichever path.
+        // Invalid calls: the same invalid-params error whichever path.
         call(8, "describe_api", json!({"name": 7})),
         call(9, "nope", json!({})),
     ];
     for message in &calls {
-        let [direct, routed] = direct_and_rmcp(&app, message).await;
-        assert_eq!(direct.0, StatusCode::OK, "{message}");
-        assert_eq!(direct.0, routed.0, "{message}");
+        let [plain, routed] = plain_call_and_rmcp(&app, message).await;
+        assert_eq!(plain.0, StatusCode::OK, "{message}");
+        assert_eq!(plain.0, routed.0, "{message}");
         assert_eq!(
-            direct.1.get("content-type"),
+            plain.1.get("content-type"),
             routed.1.get("content-type"),
             "{message}"
         );
-        assert!(direct.1.get("mcp-session-id").is_none());
+        assert!(plain.1.get("mcp-session-id").is_none());
         assert_eq!(
-            String::from_utf8_lossy(&direct.2),
+            String::from_utf8_lossy(&plain.2),
             String::from_utf8_lossy(&routed.2),
             "{message}"
         );
     }
+}
+
+/// The invalid-params errors of calls that are plain but invalid, answered
+/// on the plain-call path (validated once there), are rmcp's to the byte.
+#[tokio::test]
+async fn invalid_calls_get_rmcps_error_text() {
+    let app = app(HttpOptions::default());
+    let envelope = |params: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    for (message, text) in [
+        (
+            envelope(json!({"name": "execute"})),
+            "missing required property \"source\"",
+        ),
+        (
+            envelope(json!({"name": "execute", "arguments": null})),
+            "missing required property \"source\"",
+        ),
+        (
+            call(2, "search_api", json!({"query": "a", "more": 1})),
+            "unexpected additional property \"more\"",
+        ),
+        (
+            call(3, "describe_api", json!({})),
+            "missing required property \"name\"",
+        ),
+        (
+            call(4, "execute", json!({"source": ["x"]})),
+            "property \"source\" must be a string",
+        ),
+        (call(5, "run", json!({"source": "x"})), "unknown tool"),
+    ] {
+        let [plain, routed] = plain_call_and_rmcp(&app, &message).await;
+        assert_eq!(plain.0, StatusCode::OK, "{message}");
+        assert_eq!(plain.2, routed.2, "{message}");
+        let answer: Value = serde_json::from_slice(&plain.2).expect("json");
+        assert_eq!(answer["id"], message["id"]);
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert_eq!(answer["error"]["message"], text, "{answer}");
+    }
+}
+
+/// A `tools/call` with a duplicate member anywhere is refused once, before
+/// any call (no tool call is counted), whichever path its headers would
+/// take, with the strict parse's message and the request's ID.
+#[tokio::test]
+async fn a_duplicate_member_is_refused_before_any_call() {
+    let metrics = codemode_server::Metrics::new();
+    let app = app(HttpOptions {
+        metrics: Some(metrics.clone()),
+        ..HttpOptions::default()
+    });
+    for body in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"execute","arguments":{"source":"def main():\n    return 1\n","source":"def main():\n    return 2\n"}}}"#,
+        r#"{"jsonrpc":"2.0","id":"a","id":"b","method":"tools/call","params":{"name":"search_api","arguments":{"query":"x"}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"search_api","arguments":{"query":"x","query":"y"}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"execute","arguments":{"source":"x"},"_meta":{"progressToken":1,"progressToken":2}}}"#,
+    ] {
+        let expected = codemode_catalog::parse_strict(body)
+            .expect_err("duplicate")
+            .to_string();
+        let last_wins: Value = serde_json::from_str(body).expect("json");
+        let answer = json!({"jsonrpc": "2.0", "id": last_wins["id"],
+            "error": {"code": -32602, "message": expected}});
+        for origin in [None, Some("http://localhost:1")] {
+            let mut request = post();
+            if let Some(origin) = origin {
+                request = request.header("origin", origin);
+            }
+            let (status, headers, bytes) =
+                send(&app, request.body(Body::from(body)).expect("request")).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(
+                headers.get("content-type").and_then(|v| v.to_str().ok()),
+                Some("application/json")
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&bytes),
+                answer.to_string(),
+                "{body}"
+            );
+        }
+    }
+    let text = metrics.encode();
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("codemode_tool_calls_total{")),
+        "{text}"
+    );
+    // A disallowed host gets rmcp's 403 first.
+    let mut request = post()
+        .body(Body::from(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":1,"a":2}}"#,
+        ))
+        .expect("request");
+    let host = axum::http::HeaderValue::from_static("evil.example");
+    request.headers_mut().insert("host", host);
+    assert_eq!(send(&app, request).await.0, StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]

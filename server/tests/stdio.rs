@@ -169,3 +169,32 @@ fn malformed_arguments_are_invalid_params() {
         assert!(response.get("result").is_none());
     }
 }
+
+/// A `tools/call` with a duplicate member is refused with the strict
+/// parse's message before rmcp reads it, and the session goes on.
+#[test]
+fn a_duplicate_member_is_refused_and_the_session_goes_on() {
+    let mut s = Server::start(&[]);
+    for (id, line) in [
+        (
+            30,
+            r#"{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"search_api","arguments":{"query":"a","query":"b"}}}"#,
+        ),
+        (
+            31,
+            r#"{"jsonrpc":"2.0","id":31,"method":"tools\/call","params":{"name":"execute","arguments":{"source":"x"},"_meta":{"k":1,"k":2}}}"#,
+        ),
+    ] {
+        s.0.send_line(line);
+        let response = s.0.response(id);
+        let message = codemode_catalog::parse_strict(line)
+            .expect_err("duplicate")
+            .to_string();
+        assert_eq!(
+            response,
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": message}})
+        );
+    }
+    let found = s.call(32, "search_api", json!({"query": "quote"}));
+    assert_eq!(found["result"]["isError"], false, "{found}");
+}

@@ -373,8 +373,15 @@ impl BodyLimits {
     }
 }
 
+/// A request's body as [`bounded_body`] read it, in the request's
+/// extensions: a handler that reads the body takes these bytes instead of
+/// collecting the body again (the request's body holds the same bytes).
+#[derive(Clone)]
+pub(crate) struct ReadBody(pub(crate) Bytes);
+
 /// The layer that reads every request's body in whole within the body
-/// deadline (and the size limit) before the request goes on. The body's
+/// deadline (and the size limit) before the request goes on, with the
+/// bytes in its extensions too ([`ReadBody`]). The body's
 /// bytes are taken from the router's budget first (its `Content-Length`,
 /// or the largest body when it has none, given back down to its length
 /// once read) and held until the response: a request that cannot get them
@@ -415,9 +422,9 @@ pub(crate) async fn bounded_body(
         Ok(bytes) => {
             // A body without a length gives back what it did not use.
             drop(held.split(wanted - bytes.len()));
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
+            let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
+            request.extensions_mut().insert(ReadBody(bytes));
+            let response = next.run(request).await;
             drop(held);
             response
         }
@@ -446,7 +453,7 @@ pub async fn read_body(body: Body, max: usize, timeout: Duration) -> Result<Byte
 
 /// Reads a whole request body: at most `max` bytes (413 beyond), a read
 /// failure is a 500 — rmcp's answers, word for word.
-pub(crate) async fn collect(body: Body, max: usize) -> Result<Bytes, Response> {
+async fn collect(body: Body, max: usize) -> Result<Bytes, Response> {
     let mut body = body;
     let mut collected = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {

@@ -80,7 +80,13 @@ impl StdioServer {
 
     /// Writes one message.
     pub fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("write");
+        self.send_line(&message.to_string());
+    }
+
+    /// Writes one line as it is.
+    #[allow(dead_code)]
+    pub fn send_line(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").expect("write");
         self.stdin.flush().expect("flush");
     }
 
@@ -88,6 +94,11 @@ impl StdioServer {
     /// any other message.
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(id)
+    }
+
+    /// The next message with `id`, skipping any other message.
+    pub fn response(&mut self, id: i64) -> Value {
         loop {
             let mut line = String::new();
             let n = self.stdout.read_line(&mut line).expect("read");
