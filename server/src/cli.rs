@@ -235,14 +235,15 @@ fn serve_metrics(
     let Some(addr) = &file.telemetry.listen else {
         return Ok(None);
     };
-    let options = http::metrics_listener_options(&file.http, &file.telemetry)?;
+    let options =
+        http::metrics_listener_options(&file.http, &file.telemetry).map_err(|e| e.to_string())?;
     let listener = runtime
         .block_on(http::bind(addr))
         .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
     let local = listener
         .local_addr()
         .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
-    http::check_metrics_address(local, &options, &file.telemetry)?;
+    http::check_metrics_address(local, &options, &file.telemetry).map_err(|e| e.to_string())?;
     eprintln!("codemode: metrics on http://{local}/metrics");
     let metrics = Metrics::new();
     let served = metrics.clone();
@@ -286,7 +287,7 @@ pub fn main(cli: Cli) -> ExitCode {
         } => {
             let checked = import_policy::require_policy(&file, &common.upstreams, &common.openapi)
                 .map_err(|e| e.to_string())
-                .and_then(|()| HttpOptions::from_config(&file.http));
+                .and_then(|()| HttpOptions::from_config(&file.http).map_err(|e| e.to_string()));
             let mut options = match checked {
                 Ok(o) => o,
                 Err(e) => return usage_error(&e),

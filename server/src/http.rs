@@ -74,6 +74,49 @@ pub fn max_body_bytes(max_source_bytes: usize) -> usize {
 /// bodies held at once across all connections.
 pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
+/// Why an `[http]` (or `[telemetry] listen`) configuration is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HttpConfigError {
+    /// `allowed_hosts = []`, which would turn the `Host` check off.
+    #[error(
+        "[http] allowed_hosts = [] would allow every Host: list the names clients use, \
+         or remove the key to allow loopback names only"
+    )]
+    NoAllowedHosts,
+    /// A subject's token is the documented example token.
+    #[error(
+        "token of {0:?}: that is the digest of the documented example token \
+         \"example-token\"; configure a secret token of your own"
+    )]
+    ExampleToken(String),
+    /// A subject's digest is all zeros, the shipped Secret's placeholder.
+    #[error(
+        "token of {0:?}: its sha256 is all zeros, the placeholder of the shipped \
+         Secret; put the digest of a secret token of your own there \
+         (printf %s \"$TOKEN\" | sha256sum)"
+    )]
+    PlaceholderToken(String),
+    /// A subject's digest is not 64 characters long.
+    #[error("token of {0:?}: sha256 must be 64 hex digits")]
+    DigestLength(String),
+    /// A subject's digest has a character that is not a hex digit.
+    #[error("token of {0:?}: sha256 must be hex")]
+    DigestNotHex(String),
+    /// A token whose subject is empty.
+    #[error("a token's subject must not be empty")]
+    NoSubject,
+    /// Two subjects have one token.
+    #[error("tokens of {0:?} and {1:?} have the same sha256: every token must be distinct")]
+    SharedToken(String, String),
+    /// Metrics without a token on a non-loopback address, not allowed.
+    #[error(
+        "refusing to serve metrics on non-loopback address {0} without a token: \
+         configure [[http.tokens]] (and keep listen_requires_token), or set \
+         [telemetry] allow_public_listen = true to serve them to anyone who reaches it"
+    )]
+    PublicMetrics(std::net::SocketAddr),
+}
+
 /// One accepted bearer token.
 #[derive(Clone)]
 pub struct Token {
@@ -83,12 +126,10 @@ pub struct Token {
 
 impl Token {
     /// A token from the hex SHA-256 digest of its secret.
-    pub fn from_hex_digest(subject: &str, hex: &str) -> Result<Token, String> {
+    pub fn from_hex_digest(subject: &str, hex: &str) -> Result<Token, HttpConfigError> {
         let bytes = hex.as_bytes();
         if bytes.len() != 64 {
-            return Err(format!(
-                "token of {subject:?}: sha256 must be 64 hex digits"
-            ));
+            return Err(HttpConfigError::DigestLength(subject.into()));
         }
         let mut digest = [0u8; 32];
         for (i, pair) in bytes.chunks(2).enumerate() {
@@ -96,11 +137,11 @@ impl Token {
             let lo = hex_value(pair[1]);
             match (hi, lo) {
                 (Some(h), Some(l)) => digest[i] = h << 4 | l,
-                _ => return Err(format!("token of {subject:?}: sha256 must be hex")),
+                _ => return Err(HttpConfigError::DigestNotHex(subject.into())),
             }
         }
         if subject.is_empty() {
-            return Err("a token's subject must not be empty".into());
+            return Err(HttpConfigError::NoSubject);
         }
         Ok(Token {
             digest,
@@ -166,37 +207,23 @@ impl HttpOptions {
     /// the example configuration's token, an all-zero digest (the
     /// placeholder of `deploy/kubernetes/secret.yaml`) and two subjects
     /// with one token.
-    pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, String> {
+    pub fn from_config(config: &HttpConfig) -> Result<HttpOptions, HttpConfigError> {
         if config.allowed_hosts.as_ref().is_some_and(Vec::is_empty) {
-            return Err(
-                "[http] allowed_hosts = [] would allow every Host: list the names \
-                        clients use, or remove the key to allow loopback names only"
-                    .into(),
-            );
+            return Err(HttpConfigError::NoAllowedHosts);
         }
         let mut tokens: Vec<Token> = Vec::with_capacity(config.tokens.len());
         for t in &config.tokens {
             if t.sha256.eq_ignore_ascii_case(EXAMPLE_TOKEN_DIGEST) {
-                return Err(format!(
-                    "token of {:?}: that is the digest of the documented example token \
-                     \"example-token\"; configure a secret token of your own",
-                    t.subject
-                ));
+                return Err(HttpConfigError::ExampleToken(t.subject.clone()));
             }
             if !t.sha256.is_empty() && t.sha256.bytes().all(|b| b == b'0') {
-                return Err(format!(
-                    "token of {:?}: its sha256 is all zeros, the placeholder of the shipped \
-                     Secret; put the digest of a secret token of your own there \
-                     (printf %s \"$TOKEN\" | sha256sum)",
-                    t.subject
-                ));
+                return Err(HttpConfigError::PlaceholderToken(t.subject.clone()));
             }
             let token = Token::from_hex_digest(&t.subject, &t.sha256)?;
             if let Some(other) = tokens.iter().find(|o| o.digest == token.digest) {
-                return Err(format!(
-                    "tokens of {:?} and {:?} have the same sha256: every token must be distinct",
-                    other.subject.id(),
-                    token.subject.id()
+                return Err(HttpConfigError::SharedToken(
+                    other.subject.id().to_string(),
+                    token.subject.id().to_string(),
                 ));
             }
             tokens.push(token);
@@ -408,7 +435,7 @@ pub fn metrics_router(metrics: Metrics, options: &HttpOptions) -> Router {
 pub fn metrics_listener_options(
     http: &HttpConfig,
     telemetry: &TelemetryConfig,
-) -> Result<HttpOptions, String> {
+) -> Result<HttpOptions, HttpConfigError> {
     let mut options = HttpOptions::from_config(http)?;
     if telemetry.listen_requires_token == Some(false) {
         options.tokens.clear();
@@ -425,15 +452,11 @@ pub fn check_metrics_address(
     local: std::net::SocketAddr,
     options: &HttpOptions,
     telemetry: &TelemetryConfig,
-) -> Result<(), String> {
+) -> Result<(), HttpConfigError> {
     if local.ip().is_loopback() || !options.tokens.is_empty() || telemetry.allow_public_listen {
         return Ok(());
     }
-    Err(format!(
-        "refusing to serve metrics on non-loopback address {local} without a token: \
-         configure [[http.tokens]] (and keep listen_requires_token), or set \
-         [telemetry] allow_public_listen = true to serve them to anyone who reaches it"
-    ))
+    Err(HttpConfigError::PublicMetrics(local))
 }
 
 /// Serves `metrics_router` on `listener` (the `[telemetry] listen`
@@ -518,9 +541,33 @@ pub async fn serve_http(
 mod tests {
     use super::*;
 
-    fn http_config(text: &str) -> Result<HttpOptions, String> {
+    fn http_config(text: &str) -> Result<HttpOptions, HttpConfigError> {
         let file = crate::config::FileConfig::from_toml(text).expect("valid TOML");
         HttpOptions::from_config(&file.http)
+    }
+
+    #[test]
+    fn metrics_without_a_token_stay_on_loopback_unless_allowed() {
+        let options = http_config("").expect("valid");
+        let mut telemetry = crate::config::TelemetryConfig::default();
+        let loopback: std::net::SocketAddr = "127.0.0.1:9464".parse().expect("address");
+        let public: std::net::SocketAddr = "10.0.0.7:9464".parse().expect("address");
+        assert_eq!(
+            check_metrics_address(loopback, &options, &telemetry),
+            Ok(())
+        );
+        let e = check_metrics_address(public, &options, &telemetry).err();
+        assert_eq!(e, Some(HttpConfigError::PublicMetrics(public)));
+        assert_eq!(
+            e.map(|e| e.to_string()).as_deref(),
+            Some(
+                "refusing to serve metrics on non-loopback address 10.0.0.7:9464 without a \
+                 token: configure [[http.tokens]] (and keep listen_requires_token), or set \
+                 [telemetry] allow_public_listen = true to serve them to anyone who reaches it"
+            )
+        );
+        telemetry.allow_public_listen = true;
+        assert_eq!(check_metrics_address(public, &options, &telemetry), Ok(()));
     }
 
     #[test]
@@ -528,13 +575,23 @@ mod tests {
         let e = http_config("[http]\nallowed_hosts = []\n")
             .err()
             .expect("refused");
-        assert!(e.contains("allowed_hosts = []"), "{e}");
+        assert_eq!(e, HttpConfigError::NoAllowedHosts);
+        assert_eq!(
+            e.to_string(),
+            "[http] allowed_hosts = [] would allow every Host: list the names clients use, \
+             or remove the key to allow loopback names only"
+        );
         let example = format!(
             "[[http.tokens]]\nsubject = \"x\"\nsha256 = \"{}\"\n",
             token_digest_hex("example-token")
         );
         let e = http_config(&example).err().expect("refused");
-        assert!(e.contains("example token"), "{e}");
+        assert_eq!(e, HttpConfigError::ExampleToken("x".into()));
+        assert_eq!(
+            e.to_string(),
+            "token of \"x\": that is the digest of the documented example token \
+             \"example-token\"; configure a secret token of your own"
+        );
         let capitals = example.replace(
             &token_digest_hex("example-token"),
             &EXAMPLE_TOKEN_DIGEST.to_uppercase(),
@@ -542,10 +599,15 @@ mod tests {
         let e = http_config(&capitals)
             .err()
             .expect("refused in capitals too");
-        assert!(e.contains("example token"), "{e}");
+        assert_eq!(e, HttpConfigError::ExampleToken("x".into()));
         let zeros = example.replace(&token_digest_hex("example-token"), &"0".repeat(64));
         let e = http_config(&zeros).err().expect("refused");
-        assert!(e.contains("token of \"x\": its sha256 is all zeros"), "{e}");
+        assert_eq!(e, HttpConfigError::PlaceholderToken("x".into()));
+        assert_eq!(
+            e.to_string(),
+            "token of \"x\": its sha256 is all zeros, the placeholder of the shipped Secret; \
+             put the digest of a secret token of your own there (printf %s \"$TOKEN\" | sha256sum)"
+        );
         let digest = token_digest_hex("s3cret");
         let twice = format!(
             "[[http.tokens]]\nsubject = \"alice\"\nsha256 = \"{digest}\"\n\
@@ -555,6 +617,10 @@ mod tests {
         let e = http_config(&twice).err().expect("refused");
         assert_eq!(
             e,
+            HttpConfigError::SharedToken("alice".into(), "bob".into())
+        );
+        assert_eq!(
+            e.to_string(),
             "tokens of \"alice\" and \"bob\" have the same sha256: every token must be distinct"
         );
         let two = format!(
@@ -583,8 +649,19 @@ mod tests {
         assert!(authenticate(&tokens, Some("Bearers3cret")).is_none());
         assert!(authenticate(&tokens, Some("Bearer")).is_none());
         assert!(authenticate(&tokens, None).is_none());
-        assert!(Token::from_hex_digest("alice", "abc").is_err());
-        assert!(Token::from_hex_digest("", &digest).is_err());
-        assert!(Token::from_hex_digest("alice", &"g".repeat(64)).is_err());
+        assert_eq!(
+            Token::from_hex_digest("alice", "abc").err(),
+            Some(HttpConfigError::DigestLength("alice".into()))
+        );
+        assert_eq!(
+            Token::from_hex_digest("", &digest).err(),
+            Some(HttpConfigError::NoSubject)
+        );
+        let e = Token::from_hex_digest("alice", &"g".repeat(64)).err();
+        assert_eq!(e, Some(HttpConfigError::DigestNotHex("alice".into())));
+        assert_eq!(
+            e.map(|e| e.to_string()).as_deref(),
+            Some("token of \"alice\": sha256 must be hex")
+        );
     }
 }

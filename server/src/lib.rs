@@ -57,7 +57,7 @@ pub use http::health::{HEALTHZ, READYZ};
 pub use http::listener::{serve as serve_listener, DrainOptions, PROBE_SLOTS};
 pub use http::{
     check_metrics_address, max_body_bytes, metrics_listener_options, metrics_router, router,
-    token_digest_hex, HttpOptions, HttpResolver, Token, BODY_ENVELOPE_BYTES,
+    token_digest_hex, HttpConfigError, HttpOptions, HttpResolver, Token, BODY_ENVELOPE_BYTES,
     DEFAULT_BODY_BYTES_IN_FLIGHT, EXAMPLE_TOKEN_DIGEST, LOOPBACK_ORIGINS,
 };
 pub use import_policy::PolicyRequired;

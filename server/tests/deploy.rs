@@ -336,7 +336,11 @@ fn the_shipped_placeholder_digest_is_refused_until_replaced() {
     let e = codemode_server::HttpOptions::from_config(&shipped.http)
         .err()
         .expect("the placeholder is refused");
-    assert!(e.contains("all zeros"), "{e}");
+    assert!(
+        matches!(e, codemode_server::HttpConfigError::PlaceholderToken(_)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("all zeros"), "{e}");
     let filled = with_secret(toml, &tokens_file, &secret);
     codemode_server::HttpOptions::from_config(&filled.http).expect("a real digest serves");
 }
