@@ -129,7 +129,8 @@ fn case_mappings() {
     assert_loop_times_out(text, "n += len(s.title())");
     assert_loop_times_out(text, "n += int(s.isalpha())");
     assert_loop_times_out(text, "n += int(s.islower())");
-    assert_loop_times_out(text, "n += int(s.istitle())");
+    // Title-cased words: istitle reads all of it (on 'é' it stops at once).
+    assert_loop_times_out("    s = ('Ab ' * 1000) * 300\n", "n += int(s.istitle())");
     // ASCII text with nothing to change: scanned, then given back as it is.
     assert_loop_times_out(TEN_MB, "n += len(s.lower())");
     assert_loop_times_out("    s = ('AB' * 1000) * 5000\n", "n += len(s.upper())");
