@@ -35,7 +35,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 /// Runs one step, `step`, on a CPU slot of `inner` (see the module's
@@ -58,10 +58,7 @@ pub(crate) async fn run<T: Send + 'static>(
         _ => None,
     };
     if inline.is_some() {
-        let _running = Count::up(&inner.counts.running);
-        let outcome = catch_unwind(AssertUnwindSafe(step)).map_err(|_| Error::Internal);
-        drop(slot);
-        return outcome;
+        return counted(inner, slot, step);
     }
     let (tx, rx) = oneshot::channel();
     let owner = inner.clone();
@@ -69,15 +66,24 @@ pub(crate) async fn run<T: Send + 'static>(
         // A step polls handlers once (those done at once answer within
         // it), so it runs inside the runtime, as on a worker.
         let _runtime = handle.enter();
-        let outcome = {
-            let _running = Count::up(&owner.counts.running);
-            catch_unwind(AssertUnwindSafe(step)).map_err(|_| Error::Internal)
-        };
-        drop(slot);
         // The awaiting task may be gone: then the outcome is dropped here.
-        let _ = tx.send(outcome);
+        let _ = tx.send(counted(&owner, slot, step));
     }));
     rx.await.map_err(|_| Error::Internal)?
+}
+
+/// Runs `step` counted as running, then gives its slot back.
+fn counted<T>(
+    inner: &crate::service::Inner,
+    slot: OwnedSemaphorePermit,
+    step: impl FnOnce() -> T,
+) -> Result<T, Error> {
+    let outcome = {
+        let _running = Count::up(&inner.counts.running);
+        catch_unwind(AssertUnwindSafe(step)).map_err(|_| Error::Internal)
+    };
+    drop(slot);
+    outcome
 }
 
 /// A step handed to a step thread.
