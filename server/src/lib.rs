@@ -54,7 +54,7 @@ pub use config::{
 };
 pub use http::connection::ConnectionLimits;
 pub use http::health::{HEALTHZ, READYZ};
-pub use http::listener::{serve as serve_listener, DrainOptions, PROBE_SLOTS};
+pub use http::listener::{serve as serve_listener, DrainOptions, MAX_HEAD_BYTES, PROBE_SLOTS};
 pub use http::{
     check_metrics_address, max_body_bytes, metrics_listener_options, metrics_router, router,
     token_digest_hex, HttpConfigError, HttpOptions, HttpResolver, Token, BODY_ENVELOPE_BYTES,

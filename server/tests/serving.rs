@@ -151,6 +151,46 @@ fn a_head_that_never_ends_is_cut_at_the_header_deadline() {
     );
 }
 
+/// A request whose head carries a header of `bytes` bytes.
+fn with_header_of(bytes: usize) -> String {
+    let body = execute("def main():\n    return 1\n");
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         X-Padding: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        "p".repeat(bytes),
+        body.len()
+    )
+}
+
+#[test]
+fn a_head_longer_than_16_kib_is_431() {
+    assert_eq!(codemode_server::MAX_HEAD_BYTES, 16 << 10);
+    let addr = serve(limits(2_000, 2_000, 2_000, 8), DrainOptions::default());
+    // Just under the bound (the rest of the head is about 200 bytes): served.
+    let mut stream = connect(addr);
+    stream
+        .write_all(with_header_of(15 << 10).as_bytes())
+        .expect("send");
+    let (answer, _) = read_to_close(&mut stream);
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    assert!(answer.contains("{\\\"result\\\":1}"), "{answer}");
+    // Over it, and far over it (hyper's own bound was about 400 KiB): 431
+    // once the buffer is full, without reading the rest.
+    for bytes in [17 << 10, 300 << 10] {
+        let mut stream = connect(addr);
+        let request = with_header_of(bytes);
+        // The server may answer and close before all is sent.
+        let _ = stream.write_all(request.as_bytes());
+        let (answer, _) = read_to_close(&mut stream);
+        assert!(
+            answer.starts_with("HTTP/1.1 431 "),
+            "{bytes} bytes: {}",
+            &answer[..answer.len().min(200)]
+        );
+    }
+}
+
 #[test]
 fn a_body_that_never_ends_is_408_at_the_body_deadline() {
     let addr = serve(limits(5000, 300, 5000, 64), DrainOptions::default());

@@ -68,6 +68,12 @@ const WAITING_SLOTS: usize = PROBE_SLOTS / 2;
 /// The longest request line of a probe: `GET /healthz ` and `GET /readyz `.
 const PROBE_PREFIX: usize = 13;
 
+/// The longest request head read (request line and headers), which is
+/// also the most a connection's read buffer grows to: a longer head is
+/// answered 431. hyper's own bound is about 400 KiB, which let 1,024
+/// connections hold 400 MiB of heads at once.
+pub const MAX_HEAD_BYTES: usize = 16 << 10;
+
 /// Once new handshakes are refused at the end of the drain delay, how long
 /// without a newly completed connection before the listening socket is
 /// closed (a handshake under way when the SYNs stopped completes within a
@@ -314,6 +320,7 @@ impl Front {
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new())
                 .header_read_timeout(None)
+                .max_buf_size(MAX_HEAD_BYTES)
                 .keep_alive(false);
             let health = super::health::routes(self.drain.token.clone());
             let phase = Arc::new(Phase::default());
@@ -353,6 +360,7 @@ impl Front {
             // idle keep-alive connections at the head timeout).
             http.timer(TokioTimer::new())
                 .header_read_timeout(None)
+                .max_buf_size(MAX_HEAD_BYTES)
                 .keep_alive(true);
             let draining = this.drain.token.clone();
             let phase = Arc::new(Phase::default());
