@@ -151,16 +151,10 @@ fn a_head_that_never_ends_is_cut_at_the_header_deadline() {
     );
 }
 
-/// A request whose head carries a header of `bytes` bytes.
+/// An `execute` request whose head carries a header of `bytes` bytes.
 fn with_header_of(bytes: usize) -> String {
-    let body = execute("def main():\n    return 1\n");
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
-         X-Padding: {}\r\nContent-Length: {}\r\n\r\n{body}",
-        "p".repeat(bytes),
-        body.len()
-    )
+    let padding = format!("X-Padding: {}\r\nContent-Length:", "p".repeat(bytes));
+    post(&execute("def main():\n    return 1\n")).replacen("Content-Length:", &padding, 1)
 }
 
 #[test]
