@@ -102,17 +102,26 @@ fn plain_headers(headers: &HeaderMap) -> bool {
     json && sse
 }
 
+/// rmcp's answer to `request`. Its future (several KiB) is boxed, so that
+/// the endpoint's own future, which a plain call holds while its program
+/// runs and waits, is not as large as rmcp's.
+async fn to_rmcp(endpoint: &PlainCalls, request: Request) -> Response {
+    Box::pin(endpoint.fallback.handle(request))
+        .await
+        .into_response()
+}
+
 /// The `/mcp` endpoint: a refusal or the plain-call path where they
 /// apply, rmcp otherwise.
 pub async fn serve(State(endpoint): State<Arc<PlainCalls>>, request: Request) -> Response {
     if request.method() != Method::POST || !endpoint.hosts.allow(request.headers()) {
-        return endpoint.fallback.handle(request).await.into_response();
+        return to_rmcp(&endpoint, request).await;
     }
     let (mut parts, body) = request.into_parts();
     let Some(ReadBody(bytes)) = parts.extensions.remove::<ReadBody>() else {
         // Not behind the body layer: rmcp reads it.
         let request = Request::from_parts(parts, body);
-        return endpoint.fallback.handle(request).await.into_response();
+        return to_rmcp(&endpoint, request).await;
     };
     let (id, call) = match McpRequest::read(&bytes) {
         McpRequest::Refused { id, message } => return refusal(id, message),
@@ -123,7 +132,7 @@ pub async fn serve(State(endpoint): State<Arc<PlainCalls>>, request: Request) ->
         }
         _ => {
             let request = Request::from_parts(parts, body);
-            return endpoint.fallback.handle(request).await.into_response();
+            return to_rmcp(&endpoint, request).await;
         }
     };
     // The call owns what it needs: the body is not held while it waits
@@ -134,6 +143,10 @@ pub async fn serve(State(endpoint): State<Arc<PlainCalls>>, request: Request) ->
         .get::<Subject>()
         .filter(|s| s.is_authenticated())
         .cloned();
+    // Nor the request's head: its header values are slices of the
+    // connection's read buffer, which would stay allocated while the
+    // program waits.
+    drop(parts);
     let resolve = move || subject.ok_or(Unauthenticated);
     let server = endpoint.server.clone();
     let cancel = CancellationToken::new();
@@ -155,7 +168,8 @@ pub async fn serve(State(endpoint): State<Arc<PlainCalls>>, request: Request) ->
             Err(_) => return empty_response(),
         }
     } else {
-        server.call(call, resolve, &cancel).await
+        // Boxed for the same reason as rmcp's answer (`to_rmcp`).
+        Box::pin(server.call(call, resolve, &cancel)).await
     };
     let message = match outcome {
         Ok(result) => {
