@@ -39,7 +39,7 @@ mod in_place;
 mod position;
 mod stmt;
 
-use consts::{ConstIndex, ConstKey, CONST_SCAN};
+use consts::{ConstIndex, ConstKey};
 use position::{last_pos, unparen};
 
 /// Compiles a resolved module. `predeclared` and `universal` are the values
@@ -168,14 +168,14 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             env,
             name,
             pos,
-            instrs: BumpVec::with_capacity_in(64, bump),
-            positions: BumpVec::with_capacity_in(64, bump),
-            consts: BumpVec::with_capacity_in(16, bump),
+            instrs: BumpVec::with_capacity_in(16, bump),
+            positions: BumpVec::with_capacity_in(16, bump),
+            consts: BumpVec::with_capacity_in(4, bump),
             const_index: ConstIndex {
-                list: BumpVec::with_capacity_in(CONST_SCAN, bump),
+                list: BumpVec::new_in(bump),
                 table: FxHashMap::default(),
             },
-            sites: BumpVec::with_capacity_in(16, bump),
+            sites: BumpVec::new_in(bump),
             hints: 0,
             templates: BumpVec::new_in(bump),
             records: BumpVec::new_in(bump),
