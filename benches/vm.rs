@@ -13,7 +13,12 @@
 //! `execute_agent_20_lines_github_catalog` is the first again with the
 //! GitHub manifest's 1,223 capabilities loaded beside `demo`: the latency
 //! must not grow with the size of the catalog (it runs when
-//! `CODEMODE_GITHUB_MANIFEST` names the manifest).
+//! `CODEMODE_GITHUB_MANIFEST` names the manifest). These run on a runtime
+//! of two workers, as `codemode serve` has on two cores, where a step runs
+//! on the thread that polls its execution while the other worker is free
+//! (see `catalog/src/cpu.rs`). `execute_agent_20_lines_step_thread` is the
+//! first on a runtime of one worker, which can spare none: every step is
+//! handed to a step thread and back, as on a busy server.
 
 /// The allocator the `codemode` binary ships with, so that the figures are
 /// the product's.
@@ -106,21 +111,28 @@ const AGENT_RESULT: &str = r#"{"count":3,"score":7.0,"ids":["rec-001","rec-003",
 fn execute_latency(c: &mut Criterion) {
     let src = program("agent_20_lines", 0);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = |workers| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    };
     let subject = Subject::new("bench");
-    let mut runs = vec![("execute_agent_20_lines", vec!["demo".to_string()])];
+    let demo = || vec!["demo".to_string()];
+    let mut runs = vec![
+        ("execute_agent_20_lines", demo(), runtime(2)),
+        ("execute_agent_20_lines_step_thread", demo(), runtime(1)),
+    ];
     match github_manifest::path() {
         Some(github) => runs.push((
             "execute_agent_20_lines_github_catalog",
             vec!["demo".to_string(), github.display().to_string()],
+            runtime(2),
         )),
         None => github_manifest::skipped("execute_agent_20_lines_github_catalog"),
     }
-    for (name, sources) in runs {
+    for (name, sources, runtime) in runs {
         let service = load_catalogs(&sources, &[], Default::default()).expect("catalogs");
         let run = |src: &str| -> String {
             let data = runtime
