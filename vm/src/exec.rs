@@ -21,6 +21,7 @@ use crate::execution::{Execution, Step};
 use crate::gc::Space;
 use crate::heap::Heap;
 use crate::interp::{DynHost, Thread};
+use crate::opcode::Code;
 use crate::value::*;
 use bumpalo::Bump;
 use codemode_lang::{LineIndex, Names, FILE_NAME};
@@ -189,6 +190,11 @@ pub(crate) const SPACE_CAPACITY: usize = 3 << 10;
 
 /// Runs `source`: its syntax tree and code in `bump`, its values in
 /// `space` (which collections replace).
+///
+/// The front end, the compiler and the run are separate functions, so
+/// that what the first two need (the capability tree's names and values)
+/// is freed before the program runs: a program paused at a capability
+/// call holds only what its run needs.
 pub(crate) fn run<'h>(
     source: &'h str,
     capabilities: &'h Capabilities,
@@ -197,13 +203,22 @@ pub(crate) fn run<'h>(
     space: &'h Space,
     budget: &'h Budget,
 ) -> Result<Data, Error> {
-    let heap = Heap::new(bump, budget);
-    let (root_names, roots) = (capabilities.root_names(), capabilities.root_values());
-    let (universe_names, universe_values) = builtins::universe();
-    let universe_values = &universe_values[..];
+    let module = front_end(source, capabilities, bump)?;
+    budget.check_time()?;
+    let (code, global_names) = compile(module, capabilities, bump, budget)?;
+    run_main(code, global_names, host, space, budget)
+}
+
+/// Parses and resolves `source` into `bump`.
+fn front_end<'h>(
+    source: &'h str,
+    capabilities: &Capabilities,
+    bump: &'h Bump,
+) -> Result<&'h codemode_lang::ast::Module<'h>, Error> {
+    let root_names = capabilities.root_names();
     let names = Names {
         predeclared: &root_names,
-        universal: universe_names,
+        universal: builtins::UNIVERSE_NAMES,
     };
     let module = codemode_lang::check(bump, source, &names).map_err(|d| {
         let error = match d.hint {
@@ -212,9 +227,32 @@ pub(crate) fn run<'h>(
         };
         error.at(d.pos)
     })?;
-    budget.check_time()?;
-    let code = compile_module(heap, module, &roots, universe_values)?;
+    Ok(module)
+}
+
+/// Compiles `module` into `bump`: its code and its global names.
+fn compile<'h>(
+    module: &'h codemode_lang::ast::Module<'h>,
+    capabilities: &'h Capabilities,
+    bump: &'h Bump,
+    budget: &'h Budget,
+) -> Result<(&'h Code<'h>, &'h [&'h str]), Error> {
+    let heap = Heap::new(bump, budget);
+    let roots = capabilities.root_values();
+    let (_, universe_values) = builtins::universe();
+    let code = compile_module(heap, module, &roots, &universe_values[..])?;
     let global_names: &'h [&'h str] = module.globals.get().copied().unwrap_or(&[]);
+    Ok((code, global_names))
+}
+
+/// Runs the module's top level, then `main`, and converts its result.
+fn run_main<'h>(
+    code: &'h Code<'h>,
+    global_names: &'h [&'h str],
+    host: &'h dyn DynHost,
+    space: &'h Space,
+    budget: &'h Budget,
+) -> Result<Data, Error> {
     let mut thread = Thread::new(space, budget, global_names, host);
     thread.run_toplevel(code)?;
     freeze(&thread.globals);
