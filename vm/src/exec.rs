@@ -413,17 +413,10 @@ mod tests {
                       return {\"total\": total}\n";
         let bump = Bump::new();
         let budget = Budget::new(Limits::default(), Instant::now(), None);
-        let heap = Heap::new(&bump, &budget);
         let capabilities = Capabilities::new(["api.get_item"]);
-        let (root_names, roots) = (capabilities.root_names(), capabilities.root_values());
-        let (universe_names, universe_values) = builtins::universe();
-        let names = Names {
-            predeclared: &root_names,
-            universal: universe_names,
-        };
-        let module = codemode_lang::check(&bump, source, &names).expect("a valid program");
+        let module = front_end(source, &capabilities, &bump).expect("a valid program");
         let tree = used(&bump);
-        compile_module(heap, module, &roots, &universe_values[..]).expect("it compiles");
+        compile(module, &capabilities, &bump, &budget).expect("it compiles");
         let code = used(&bump) - tree;
         assert!(code <= 3 << 10, "{code} bytes of code");
     }
