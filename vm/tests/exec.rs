@@ -695,3 +695,30 @@ fn constants_are_shared_and_kept_apart_past_the_scanned_list() {
     }
     assert_eq!(run(&src, &Limits::default()).unwrap(), Data::List(want));
 }
+
+#[test]
+fn decoded_records_share_their_keys() {
+    // 5,000 records of eight keys: each key is one string for all of
+    // them, made once. With a string per key per record the decode needs
+    // 6.66 MB of heap (24 bytes more per key); shared, 5.70 MB.
+    let limits = Limits {
+        max_heap_bytes: 6_200_000,
+        ..Limits::default()
+    };
+    let src = "TEXT = json.encode([{\"alpha\": i, \"bravo\": i, \"charlie\": i, \"delta\": i, \
+               \"echo\": i, \"foxtrot\": i, \"golf\": i, \"hotel\": i} for i in range(5000)])\n\
+               def main():\n    \
+                   records = json.decode(TEXT)\n    \
+                   return [len(records), records[4999][\"hotel\"], sorted(records[7].keys())]\n";
+    let keys = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+    ];
+    assert_eq!(
+        run(src, &limits),
+        Ok(Data::List(vec![
+            Data::Int(5000),
+            Data::Int(4999),
+            Data::List(keys.iter().map(|k| Data::Str(k.to_string())).collect()),
+        ]))
+    );
+}

@@ -18,6 +18,7 @@ use crate::format;
 use crate::interp::Thread;
 use crate::value::Value;
 use num_bigint::BigInt;
+use rustc_hash::FxHashMap;
 use std::fmt::Write;
 use std::mem::size_of;
 
@@ -362,7 +363,17 @@ struct Decoder<'h, 't> {
     s: &'h str,
     i: usize,
     steps: usize,
+    /// The object keys made so far, by their text: a key that every
+    /// record repeats is one string, made once (strings are immutable, so
+    /// sharing one cannot be observed). At most [`MAX_KEYS`] keys of at
+    /// most [`MAX_KEY_BYTES`] are kept.
+    keys: FxHashMap<&'h str, Value<'h>>,
 }
+
+/// The most object keys a decoder shares (see [`Decoder::keys`]).
+const MAX_KEYS: usize = 256;
+/// The longest object key a decoder shares.
+const MAX_KEY_BYTES: usize = 64;
 
 type D<T> = std::result::Result<T, Fail>;
 
@@ -395,6 +406,57 @@ impl<'h> Decoder<'h, '_> {
         }
     }
 
+    /// The string literal at `self.i` (its opening quote); an object key
+    /// when `key` (see [`Decoder::keys`]).
+    fn string(&mut self, key: bool) -> D<Value<'h>> {
+        let heap = self.th.heap;
+        let bytes = self.s.as_bytes();
+        let mut safe = true;
+        let mut closed = false;
+        let mut j = self.i + 1;
+        while j < bytes.len() {
+            if j.is_multiple_of(WORK_BLOCK) {
+                // The scan goes a byte at a time: a unit per byte.
+                self.th.budget.charge_work(WORK_BLOCK as u64)?;
+            }
+            let c = bytes[j];
+            if c == b'\\' {
+                safe = false;
+                j += 1;
+            } else if c == b'"' {
+                closed = true;
+                j += 1;
+                break;
+            } else if c >= 0x80 {
+                safe = false;
+            }
+            j += 1;
+        }
+        if !closed {
+            return fail("unclosed string literal".into());
+        }
+        let start = self.i;
+        self.i = j;
+        // `j` follows an ASCII quote, so both ends are boundaries.
+        let lit = &self.s[start..j];
+        if safe {
+            let text = &lit[1..lit.len() - 1];
+            if !key || text.len() > MAX_KEY_BYTES {
+                return Ok(heap.str_in_arena(text)?);
+            }
+            if let Some(&v) = self.keys.get(text) {
+                return Ok(v);
+            }
+            let v = heap.str_in_arena(text)?;
+            if self.keys.len() < MAX_KEYS {
+                self.keys.insert(text, v);
+            }
+            return Ok(v);
+        }
+        let text = unquote(lit, self.th.budget)?;
+        Ok(heap.str(&text)?)
+    }
+
     fn parse(&mut self, depth: usize) -> D<Value<'h>> {
         self.steps += 1;
         args::tick(self.th.budget, self.steps)?;
@@ -403,41 +465,7 @@ impl<'h> Decoder<'h, '_> {
         let b = self.next()?;
         let rest = &self.s[self.i..];
         match b {
-            b'"' => {
-                let mut safe = true;
-                let mut closed = false;
-                let mut j = self.i + 1;
-                while j < bytes.len() {
-                    if j.is_multiple_of(WORK_BLOCK) {
-                        // The scan goes a byte at a time: a unit per byte.
-                        self.th.budget.charge_work(WORK_BLOCK as u64)?;
-                    }
-                    let c = bytes[j];
-                    if c == b'\\' {
-                        safe = false;
-                        j += 1;
-                    } else if c == b'"' {
-                        closed = true;
-                        j += 1;
-                        break;
-                    } else if c >= 0x80 {
-                        safe = false;
-                    }
-                    j += 1;
-                }
-                if !closed {
-                    return fail("unclosed string literal".into());
-                }
-                let start = self.i;
-                self.i = j;
-                // `j` follows an ASCII quote, so both ends are boundaries.
-                let lit = &self.s[start..j];
-                if safe {
-                    return Ok(heap.str_in_arena(&lit[1..lit.len() - 1])?);
-                }
-                let text = unquote(lit, self.th.budget)?;
-                Ok(heap.str(&text)?)
-            }
+            b'"' => self.string(false),
             b'n' if rest.starts_with("null") => {
                 self.i += 4;
                 Ok(Value::None)
@@ -481,7 +509,14 @@ impl<'h> Decoder<'h, '_> {
                 let d = heap.dict(0)?;
                 if self.next()? != b'}' {
                     loop {
-                        let key = self.parse(depth + 1)?;
+                        let key = if self.next()? == b'"' {
+                            // As `parse` would, with the key shared.
+                            self.steps += 1;
+                            args::tick(self.th.budget, self.steps)?;
+                            self.string(true)?
+                        } else {
+                            self.parse(depth + 1)?
+                        };
                         if !matches!(key, Value::Str(_)) {
                             return fail(format!(
                                 "got {} for object key, want string",
@@ -681,6 +716,7 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         s,
         i: 0,
         steps: 0,
+        keys: FxHashMap::default(),
     };
     let r = d.parse(0).and_then(|v| {
         if d.skip_space()? {
