@@ -18,8 +18,9 @@ use crate::format;
 use crate::interp::Thread;
 use crate::value::Value;
 use num_bigint::BigInt;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHasher;
 use std::fmt::Write;
+use std::hash::Hasher;
 use std::mem::size_of;
 
 /// The deepest nesting `encode`, `decode` and `indent` accept.
@@ -363,17 +364,26 @@ struct Decoder<'h, 't> {
     s: &'h str,
     i: usize,
     steps: usize,
-    /// The object keys made so far, by their text: a key that every
-    /// record repeats is one string, made once (strings are immutable, so
-    /// sharing one cannot be observed). At most [`MAX_KEYS`] keys of at
-    /// most [`MAX_KEY_BYTES`] are kept.
-    keys: FxHashMap<&'h str, Value<'h>>,
+    /// Object keys made so far, by their text: a key that every record
+    /// repeats is one string, made once (strings are immutable, so sharing
+    /// one cannot be observed). A direct-mapped cache of [`KEY_SLOTS`]
+    /// keys of at most [`MAX_KEY_BYTES`]: a lookup is one hash and one
+    /// comparison whatever the text holds, and a key whose slot another
+    /// holds is made anew.
+    keys: Vec<Option<(&'h str, Value<'h>)>>,
 }
 
-/// The most object keys a decoder shares (see [`Decoder::keys`]).
-const MAX_KEYS: usize = 256;
+/// The slots of a decoder's key cache (see [`Decoder::keys`]).
+const KEY_SLOTS: usize = 64;
 /// The longest object key a decoder shares.
 const MAX_KEY_BYTES: usize = 64;
+
+/// The slot of `key` in a decoder's key cache.
+fn key_slot(key: &str) -> usize {
+    let mut h = FxHasher::default();
+    h.write(key.as_bytes());
+    (h.finish() as usize) % KEY_SLOTS
+}
 
 type D<T> = std::result::Result<T, Fail>;
 
@@ -444,13 +454,14 @@ impl<'h> Decoder<'h, '_> {
             if !key || text.len() > MAX_KEY_BYTES {
                 return Ok(heap.str_in_arena(text)?);
             }
-            if let Some(&v) = self.keys.get(text) {
-                return Ok(v);
+            let slot = &mut self.keys[key_slot(text)];
+            if let Some((k, v)) = *slot {
+                if k == text {
+                    return Ok(v);
+                }
             }
             let v = heap.str_in_arena(text)?;
-            if self.keys.len() < MAX_KEYS {
-                self.keys.insert(text, v);
-            }
+            *slot = Some((text, v));
             return Ok(v);
         }
         let text = unquote(lit, self.th.budget)?;
@@ -716,7 +727,7 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         s,
         i: 0,
         steps: 0,
-        keys: FxHashMap::default(),
+        keys: vec![None; KEY_SLOTS],
     };
     let r = d.parse(0).and_then(|v| {
         if d.skip_space()? {
