@@ -295,18 +295,10 @@ fn run_main<'h>(
 pub fn disassemble(source: &str, capabilities: &[&str]) -> Result<String, String> {
     let bump = Bump::new();
     let budget = Budget::new(Limits::default(), Instant::now(), None);
-    let heap = Heap::new(&bump, &budget);
     let render = |e: Error| classify::<()>(e, source).to_string();
     let capabilities = Capabilities::new(capabilities.iter().copied());
-    let (root_names, roots) = (capabilities.root_names(), capabilities.root_values());
-    let (universe_names, universe_values) = builtins::universe();
-    let names = Names {
-        predeclared: &root_names,
-        universal: universe_names,
-    };
-    let module = codemode_lang::check(&bump, source, &names)
-        .map_err(|d| format!("invalid program: {}", d.render(source)))?;
-    let code = compile_module(heap, module, &roots, &universe_values).map_err(render)?;
+    let module = front_end(source, &capabilities, &bump).map_err(render)?;
+    let (code, _) = compile(module, &capabilities, &bump, &budget).map_err(render)?;
     Ok(code.disassemble())
 }
 

@@ -454,6 +454,10 @@ impl<'h> Decoder<'h, '_> {
             if !key || text.len() > MAX_KEY_BYTES {
                 return Ok(heap.str_in_arena(text)?);
             }
+            if self.keys.is_empty() {
+                // Made at the first key: a text without objects needs none.
+                self.keys.resize(KEY_SLOTS, None);
+            }
             let slot = &mut self.keys[key_slot(text)];
             if let Some((k, v)) = *slot {
                 if k == text {
@@ -727,7 +731,7 @@ fn decode<'h>(th: &mut Thread<'h>, a: &Args<'h, '_>) -> Result<Value<'h>> {
         s,
         i: 0,
         steps: 0,
-        keys: vec![None; KEY_SLOTS],
+        keys: Vec::new(),
     };
     let r = d.parse(0).and_then(|v| {
         if d.skip_space()? {
