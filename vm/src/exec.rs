@@ -393,6 +393,69 @@ mod tests {
         assert!(arena.allocated_bytes_including_metadata() <= 2 * 4096);
     }
 
+    struct NoCalls;
+
+    impl DynHost for NoCalls {
+        fn call(
+            &self,
+            _: &str,
+            _: Vec<(String, Data)>,
+        ) -> std::result::Result<Data, Box<dyn std::any::Any + Send>> {
+            Err(Box::new("no capabilities"))
+        }
+
+        fn take_paused(&self) -> std::time::Duration {
+            std::time::Duration::ZERO
+        }
+    }
+
+    /// The sizes of the chunks a program's values took, after running it.
+    fn space_chunks(source: &str) -> (Data, Vec<usize>) {
+        let (bump, space) = (Bump::new(), Space::new(Bump::with_capacity(SPACE_CAPACITY)));
+        let budget = Budget::new(Limits::default(), Instant::now(), None);
+        let caps = Capabilities::new(std::iter::empty::<&str>());
+        let result = run(source, &caps, &NoCalls, &bump, &space, &budget).expect("it runs");
+        // SAFETY: nothing allocates in the space while its chunks are
+        // listed.
+        let chunks = unsafe { space.bump().iter_allocated_chunks_raw() }
+            .map(|(_, len)| len)
+            .collect();
+        (result, chunks)
+    }
+
+    /// Past [`crate::budget::WIDEN_AT`] the space's next chunk is a large
+    /// one, not the next double of its small ones (all in 4 KiB pages up
+    /// to 1 MiB); a program that allocates less keeps small chunks.
+    #[test]
+    fn a_program_that_allocates_megabytes_gets_large_chunks_early() {
+        let program = |n: usize| {
+            format!(
+                "def main():\n    rows = []\n    for i in range({n}):\n        \
+                 rows.append({{\"id\": i, \"name\": \"row-\" + str(i)}})\n    \
+                 return len(rows)\n"
+            )
+        };
+        let (result, chunks) = space_chunks(&program(20_000));
+        assert_eq!(result, Data::Int(20_000));
+        // The bytes written in chunks below 1 MiB (the block that makes
+        // the next chunk large is 1 MiB, and never written): about
+        // `WIDEN_AT`; without the widening, 2 MiB (chunks of 3 KiB to
+        // 1 MiB, doubling).
+        let wide = crate::gc::WIDE_CHUNK;
+        let small: usize = chunks.iter().filter(|&&c| c < wide / 2 - 4096).sum();
+        assert!(chunks.iter().any(|&c| c >= wide - 4096), "{chunks:?}");
+        assert!(
+            small <= 2 * crate::budget::WIDEN_AT,
+            "{small} bytes in small chunks: {chunks:?}"
+        );
+        let (result, chunks) = space_chunks(&program(1_000));
+        assert_eq!(result, Data::Int(1_000));
+        assert!(
+            chunks.iter().all(|&c| c < crate::budget::WIDEN_AT),
+            "{chunks:?}"
+        );
+    }
+
     /// A paused execution keeps its program's syntax tree and code, so
     /// that memory is a part of what every waiting program holds: a
     /// small program's code takes a few KiB, not what a large function's

@@ -213,6 +213,12 @@ impl<'h> Thread<'h> {
     #[cold]
     #[inline(never)]
     fn collect(&mut self) -> Result<()> {
+        if self.budget.take_widening() {
+            self.space.widen();
+            if !self.budget.gc_due() {
+                return Ok(());
+            }
+        }
         // The registers above the top frame's are dead between two
         // instructions (a call writes its callee's before they are read):
         // cleared, so that what a returned call left there is not kept.
