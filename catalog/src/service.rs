@@ -483,11 +483,20 @@ impl Running {
                 Step::Done(result) => return (self, Segment::Done(result)),
                 Step::Call(call) => match self.prepare(call) {
                     Ok(prepared) if prepared.ask || !self.answer_in_step => {
-                        return (self, Segment::Call(prepared))
+                        if prepared.ask {
+                            // A person's answer takes seconds at least.
+                            self.execution.release_stack();
+                        }
+                        return (self, Segment::Call(prepared));
                     }
                     Ok(prepared) => match self.start(prepared) {
                         Ok(answered) => self.reply = Some((answered, Duration::ZERO)),
-                        Err(started) => return (self, Segment::Waiting(started)),
+                        Err(started) => {
+                            // The handler waits: what the program's stack
+                            // touched below the call goes back meanwhile.
+                            self.execution.release_stack();
+                            return (self, Segment::Waiting(started));
+                        }
                     },
                     Err(e) => self.reply = Some((Err(e), Duration::ZERO)),
                 },

@@ -4,7 +4,12 @@
 //! arena, its stack's touched pages and the rest of its state), then
 //! answers every call and checks every result.
 //!
-//! Usage: `cargo run --release -p codemode-vm --example paused_memory [N]`
+//! With `release`, each execution's stack is given back below its pause
+//! ([`Execution::release_stack`], as the service does when a call waits),
+//! and the stack's resident bytes are printed too.
+//!
+//! Usage: `cargo run --release -p codemode-vm --example paused_memory [N]
+//! [release]`
 
 use codemode_vm::{Capabilities, Data, Execution, Limits, Step};
 use std::time::Duration;
@@ -34,6 +39,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1000);
+    let release = std::env::args().nth(2).as_deref() == Some("release");
     let caps = Capabilities::new(["api.get_item"]);
     let item = |id: &Data| Data::Map(vec![("value".into(), id.clone())]);
     // Warm up: the stack pool and allocator as a server has them.
@@ -49,15 +55,25 @@ fn main() {
     for _ in 0..n {
         let mut e = Execution::new(PROGRAM, &caps, Limits::default(), None);
         match e.resume(None) {
-            Step::Call(_) => open.push(e),
+            Step::Call(_) => {
+                if release {
+                    e.release_stack();
+                }
+                open.push(e)
+            }
             Step::Done(r) => panic!("ended without a call: {r:?}"),
         }
     }
     let after = rss_kib();
+    let stack = open
+        .first()
+        .and_then(|e| e.resident_stack_bytes())
+        .unwrap_or(0);
     println!(
-        "{n} paused executions: {} KiB resident, {:.1} KiB each",
+        "{n} paused executions: {} KiB resident, {:.1} KiB each (the first one's stack: {} KiB)",
         after - before,
-        (after - before) as f64 / n as f64
+        (after - before) as f64 / n as f64,
+        stack / 1024
     );
     for mut e in open {
         let mut step = e.resume(Some((Ok(item(&Data::Int(0))), Duration::ZERO)));

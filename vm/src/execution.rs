@@ -85,9 +85,18 @@ enum Resume {
         result: Result<Data, Box<dyn Any + Send>>,
         not_counted: Duration,
     },
+    /// Give back the stack's pages below the pause, and stop again.
+    Release,
 }
 
-type Fiber<E> = Coroutine<Resume, CapabilityCall, Result<Data, ExecError<E>>, DefaultStack>;
+/// What the coroutine stops with.
+enum Out {
+    Call(CapabilityCall),
+    /// The stack's pages below the pause were given back.
+    Released,
+}
+
+type Fiber<E> = Coroutine<Resume, Out, Result<Data, ExecError<E>>, DefaultStack>;
 
 /// Where an execution is.
 enum State<E> {
@@ -106,6 +115,9 @@ enum State<E> {
 /// host's error, handed back unchanged in [`ExecError::Host`].
 pub struct Execution<'a, E> {
     state: State<E>,
+    /// The lowest and the end address of the coroutine's stack (both 0
+    /// when it has none).
+    stack: (usize, usize),
     /// The coroutine may borrow for `'a` (see [`Execution::new`]).
     _borrows: PhantomData<&'a ()>,
 }
@@ -129,26 +141,35 @@ unsafe impl<E: Send> Send for Execution<'_, E> {}
 /// The host of a paused execution: each call leaves the coroutine and
 /// comes back with its result.
 struct Pausing<'y> {
-    yielder: &'y Yielder<Resume, CapabilityCall>,
+    yielder: &'y Yielder<Resume, Out>,
     not_counted: Cell<Duration>,
+    /// The lowest address of the coroutine's stack.
+    stack_limit: usize,
 }
 
 impl DynHost for Pausing<'_> {
     fn call(&self, name: &str, args: Vec<(String, Data)>) -> Result<Data, Box<dyn Any + Send>> {
-        let call = CapabilityCall {
+        let mut out = Out::Call(CapabilityCall {
             name: name.to_string(),
             args,
-        };
-        match self.yielder.suspend(call) {
-            Resume::Reply {
-                result,
-                not_counted,
-            } => {
-                self.not_counted.set(not_counted);
-                result
+        });
+        loop {
+            match self.yielder.suspend(out) {
+                Resume::Reply {
+                    result,
+                    not_counted,
+                } => {
+                    self.not_counted.set(not_counted);
+                    return result;
+                }
+                Resume::Release => {
+                    release_stack_below_here(self.stack_limit);
+                    out = Out::Released;
+                }
+                // `Execution` resumes a paused coroutine only with a reply
+                // or a release.
+                Resume::Start => return Err(Box::new(MisusedResume)),
             }
-            // `Execution` resumes a paused coroutine only with a reply.
-            Resume::Start => Err(Box::new(MisusedResume)),
         }
     }
 
@@ -160,6 +181,49 @@ impl DynHost for Pausing<'_> {
 /// A coroutine resumed without a reply (cannot happen through
 /// [`Execution`]'s API); it fails the execution as an internal error.
 struct MisusedResume;
+
+/// Gives back to the system the pages of the running stack that lie
+/// wholly below its stack pointer (and above `limit`, the stack's lowest
+/// address): nothing below the stack pointer is in use, so they read as
+/// zeros if they are touched again. The stack pointer is read and the
+/// system call (`madvise(MADV_DONTNEED)`) made in one block of assembly
+/// that itself uses no stack, so no frame of its own lies in the pages it
+/// gives back (a call to the C library's wrapper would push one). The
+/// page of the stack pointer, and 128 bytes below it, are kept. Only on
+/// x86-64 Linux, where pages are 4 KiB; elsewhere it does nothing.
+#[inline(always)]
+fn release_stack_below_here(limit: usize) {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: the range given back lies below the stack pointer of the
+    // frame running this block (less the 128 bytes of the red zone,
+    // rounded down to a page), which no frame uses, and at or above the
+    // stack's lowest address; the block pushes nothing, and preserves
+    // every register but those it names. The system call's result is not
+    // needed: on failure nothing is given back.
+    unsafe {
+        std::arch::asm!(
+            "lea {end}, [rsp - 128]",
+            "and {end}, -4096",
+            "mov rsi, {end}",
+            "sub rsi, rdi",
+            "jbe 2f",
+            "mov eax, 28",
+            "mov edx, 4",
+            "syscall",
+            "2:",
+            end = out(reg) _,
+            in("rdi") limit,
+            out("rax") _,
+            out("rsi") _,
+            out("rdx") _,
+            out("rcx") _,
+            out("r11") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    let _ = limit;
+}
 
 impl<'a, E: Send + 'static> Execution<'a, E> {
     /// An execution of `source` with the capabilities of `capabilities`,
@@ -197,12 +261,15 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
         C: Borrow<Capabilities> + Send + 'a,
     {
         let start = Instant::now();
+        let mut stack_range = (0, 0);
         let state = if source.as_ref().len() > limits.max_source_bytes {
             State::Refused(LimitKind::SourceBytes)
         } else {
             match take_stack() {
                 Some(stack) => {
-                    let body = move |yielder: &Yielder<Resume, CapabilityCall>, _: Resume| {
+                    let stack_limit = corosensei::stack::Stack::limit(&stack).get();
+                    stack_range = (stack_limit, corosensei::stack::Stack::base(&stack).get());
+                    let body = move |yielder: &Yielder<Resume, Out>, _: Resume| {
                         let source = source.as_ref();
                         // A kept arena when there is one: memory already
                         // touched (see `arena_pool`).
@@ -215,6 +282,7 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
                         let host = Pausing {
                             yielder,
                             not_counted: Cell::new(Duration::ZERO),
+                            stack_limit,
                         };
                         run(source, capabilities.borrow(), &host, &bump, &space, &budget)
                             .map_err(|e| classify::<E>(e, source))
@@ -234,6 +302,7 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
         };
         Execution {
             state,
+            stack: stack_range,
             _borrows: PhantomData,
         }
     }
@@ -264,15 +333,49 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
             (State::Paused(_), None) => return internal("resumed without a reply"),
         };
         match fiber.resume(input) {
-            CoroutineResult::Yield(call) => {
+            CoroutineResult::Yield(Out::Call(call)) => {
                 self.state = State::Paused(fiber);
                 Step::Call(call)
             }
+            // A release is answered only to `release_stack`.
+            CoroutineResult::Yield(Out::Released) => internal("released when resumed"),
             CoroutineResult::Return(result) => {
                 keep_stack(fiber.into_stack());
                 Step::Done(result)
             }
         }
+    }
+
+    /// Gives back the pages of a paused execution's stack below where it
+    /// stopped: what the front end and deeper calls touched, and all but
+    /// the pages that hold its frames now. For a host that is about to
+    /// wait on the call (a page of stack is a large part of what a
+    /// waiting program holds), not for one that answers at once: it
+    /// costs a system call, and the pages are faulted in again if the
+    /// program goes as deep once more. Does nothing unless the execution
+    /// is paused.
+    pub fn release_stack(&mut self) {
+        let State::Paused(mut fiber) = std::mem::replace(&mut self.state, State::Over) else {
+            return;
+        };
+        match fiber.resume(Resume::Release) {
+            CoroutineResult::Yield(Out::Released) => self.state = State::Paused(fiber),
+            // The coroutine answers a release only by stopping again at
+            // the same call (`Pausing::call`); anything else ends the
+            // execution, as an internal error at its next step.
+            CoroutineResult::Yield(Out::Call(_)) => drop(fiber),
+            CoroutineResult::Return(_) => keep_stack(fiber.into_stack()),
+        }
+    }
+
+    /// The bytes of a paused execution's stack that are resident now
+    /// (`mincore`), for tests and diagnostics; `None` when it is not
+    /// paused or the system cannot tell.
+    pub fn resident_stack_bytes(&self) -> Option<usize> {
+        if !self.is_paused() {
+            return None;
+        }
+        resident_bytes(self.stack.0, self.stack.1)
     }
 
     /// Whether the execution has stopped at a capability call.
@@ -296,6 +399,22 @@ fn internal<E>(what: &str) -> Step<E> {
     Step::Done(Err(ExecError::InvalidProgram(format!(
         "internal error: execution {what}"
     ))))
+}
+
+/// The resident bytes of the pages from `start` to `end` (page-aligned).
+#[cfg(target_os = "linux")]
+fn resident_bytes(start: usize, end: usize) -> Option<usize> {
+    const PAGE: usize = 4096;
+    let mut pages = vec![0u8; (end - start) / PAGE];
+    // SAFETY: `start..end` is a mapping of this process (a stack the
+    // execution owns), page-aligned, and `pages` has a byte per page.
+    let r = unsafe { libc::mincore(start as *mut libc::c_void, end - start, pages.as_mut_ptr()) };
+    (r == 0).then(|| pages.iter().filter(|&&p| p & 1 == 1).count() * PAGE)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resident_bytes(_: usize, _: usize) -> Option<usize> {
+    None
 }
 
 /// A kept stack, or a new one (`None` when none can be mapped).

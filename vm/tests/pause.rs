@@ -35,6 +35,16 @@ fn caps() -> Capabilities {
 /// Runs `src` step by step, answering each call; returns the calls seen
 /// and the outcome.
 fn drive(src: &str, limits: Limits) -> (Vec<CapabilityCall>, Result<Data, ExecError<String>>) {
+    drive_releasing(src, limits, false)
+}
+
+/// [`drive`], giving back the stack below each pause first when
+/// `release` (as the service does when a call waits).
+fn drive_releasing(
+    src: &str,
+    limits: Limits,
+    release: bool,
+) -> (Vec<CapabilityCall>, Result<Data, ExecError<String>>) {
     let caps = caps();
     let mut execution: Execution<'_, String> = Execution::new(src, &caps, limits, None);
     let mut calls = Vec::new();
@@ -44,6 +54,10 @@ fn drive(src: &str, limits: Limits) -> (Vec<CapabilityCall>, Result<Data, ExecEr
             Step::Done(result) => return (calls, result),
             Step::Call(call) => {
                 assert!(execution.is_paused());
+                if release {
+                    execution.release_stack();
+                    assert!(execution.is_paused());
+                }
                 let reply = answer(&call.name, &call.args);
                 calls.push(call);
                 step = execution.resume(Some((reply, Duration::ZERO)));
@@ -97,6 +111,68 @@ fn every_call_pauses_and_the_result_is_executes() {
             ),
         ])
     );
+}
+
+#[test]
+fn giving_the_stack_back_at_every_pause_changes_no_result() {
+    let kept = drive(PROGRAM, Limits::default());
+    assert_eq!(drive_releasing(PROGRAM, Limits::default(), true), kept);
+    // Collections between the pauses, and a step limit that falls at the
+    // same instruction.
+    let churn = "def main():\n    keep = []\n    for i in range(40):\n        \
+                 s = [str(j) for j in range(20000)]\n        \
+                 keep.append(t.get(n=i)[\"v\"] + len(s))\n    return sum(keep)\n";
+    let roomy = Limits {
+        max_steps: 100_000_000,
+        ..Limits::default()
+    };
+    for limits in [
+        roomy.clone(),
+        Limits {
+            max_steps: 200_000,
+            ..Limits::default()
+        },
+    ] {
+        let kept = drive(churn, limits.clone());
+        assert_eq!(drive_releasing(churn, limits, true), kept);
+    }
+    assert_eq!(
+        drive(churn, roomy).1,
+        Ok(Data::Int(10 * 39 * 40 / 2 + 40 * 20000))
+    );
+}
+
+#[test]
+fn giving_the_stack_back_keeps_only_the_pages_of_the_paused_frames() {
+    // The parser's recursion over nested parentheses reaches deep into
+    // the stack before the program runs.
+    let nested = format!(
+        "def main():\n    x = {}1{}\n    return t.get(n=x)[\"v\"]\n",
+        "(".repeat(60),
+        ")".repeat(60)
+    );
+    let caps = caps();
+    let mut execution: Execution<'_, String> =
+        Execution::new(nested.as_str(), &caps, Limits::default(), None);
+    assert_eq!(execution.resident_stack_bytes(), None, "not paused yet");
+    let Step::Call(call) = execution.resume(None) else {
+        panic!("no call")
+    };
+    let before = execution.resident_stack_bytes().expect("a paused stack");
+    execution.release_stack();
+    let after = execution.resident_stack_bytes().expect("a paused stack");
+    assert!(after < before, "{after} of {before} bytes");
+    // An optimized build pauses within the stack's first page.
+    if cfg!(not(debug_assertions)) {
+        assert_eq!(after, 4096, "{before} bytes before");
+    }
+    let reply = answer(&call.name, &call.args);
+    let Step::Done(result) = execution.resume(Some((reply, Duration::ZERO))) else {
+        panic!("a second call")
+    };
+    assert_eq!(result, Ok(Data::Int(10)));
+    assert_eq!(execution.resident_stack_bytes(), None, "ended");
+    execution.release_stack();
 }
 
 #[test]
