@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Capacity of one replica for I/O-bound programs: `codemode serve --http`
 # with the shipped defaults (no tokens) in front of a loopback JSON API
-# that answers every call after DELAY_MS (benches/capacity/api.py,
-# imported with [[openapi]]); wrk runs a program of four sequential calls
+# that answers every call after DELAY_MS (the `slow_api` example of the
+# server crate, imported with [[openapi]]); wrk runs a program of four sequential calls
 # (`capacity` of benches/http/execute.lua) at each concurrency. The ideal is
 # c / (4 x DELAY) executes per second. For each concurrency it prints
 # executes/s against the ideal, p50/p99, failures, and the server's peak
@@ -12,7 +12,10 @@
 #
 # With CAPACITY_LOCAL=1 the program calls the in-process
 # `conformance.sleep(ms=DELAY_MS)` instead of the API, which shows what an
-# outbound HTTP request in flight adds to a paused execution.
+# outbound HTTP request in flight adds to a paused execution. With
+# CAPACITY_HTTP2=1 the import sets `http2_prior_knowledge`: the calls in
+# flight share one HTTP/2 connection (h2c on the loopback, as an https
+# API that offers HTTP/2 by ALPN), instead of one HTTP/1.1 connection each.
 #
 # Usage: benches/capacity/run.sh [SECONDS] [DELAY_MS] [CONCURRENCY...]
 #   (defaults: 15 s, 250 ms, 256 1000; needs wrk: apt-get install wrk;
@@ -30,15 +33,18 @@ if [[ -z "${CODEMODE_BIN:-}" ]]; then
   cargo build --release -q -p codemode-server
   CODEMODE_BIN="${CARGO_TARGET_DIR:-target}/release/codemode"
 fi
+cargo build --release -q -p codemode-server --example slow_api
 dir=$(mktemp -d)
 trap 'kill $server $api 2>/dev/null || true; rm -rf "$dir"' EXIT
-python3 benches/capacity/api.py "$api_port" "$delay" &
+"${CARGO_TARGET_DIR:-target}/release/examples/slow_api" "$api_port" "$delay" &
 api=$!
 for _ in $(seq 50); do
   if (exec 3<>"/dev/tcp/127.0.0.1/$api_port") 2>/dev/null; then break; fi
   sleep 0.1
 done
 program=(capacity)
+http2=
+[[ -n "${CAPACITY_HTTP2:-}" ]] && http2='http2_prior_knowledge = true'
 catalogs='[]'
 if [[ -n "${CAPACITY_LOCAL:-}" ]]; then
   program=(capacity_local "$delay")
@@ -54,6 +60,7 @@ metrics = true
 name = "api"
 spec = "http://127.0.0.1:$api_port/openapi.json"
 base_url = "http://127.0.0.1:$api_port"
+$http2
 TOML
 "$CODEMODE_BIN" serve --config "$dir/codemode.toml" --http "127.0.0.1:$port" 2>"$dir/server.log" &
 server=$!

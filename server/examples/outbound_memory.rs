@@ -1,16 +1,18 @@
 //! The memory of outbound HTTP requests in flight: starts N requests at
 //! once to a slow API and prints the process's resident memory per
 //! request while all of them wait for their answers — through reqwest
-//! (the client an `[[openapi]]` import calls its API with, one connection
-//! per request in flight under HTTP/1.1), or over a bare TCP socket (the
+//! (the client an `[[openapi]]` import calls its API with: one connection
+//! per request in flight under HTTP/1.1, one connection for all of them
+//! with `h2`, HTTP/2 by prior knowledge), or over a bare TCP socket (the
 //! floor: a task, a socket and a small buffer).
 //!
 //! The API must answer after more than a second, e.g.
-//! `python3 benches/capacity/api.py 18092 3000` (benches/capacity/run.sh
-//! uses it with a shorter delay), then:
+//! `cargo run --release -p codemode-server --example slow_api -- 18092
+//! 3000` (benches/capacity/run.sh uses it with a shorter delay), then:
 //!
 //! `cargo run --release -p codemode-server --example outbound_memory --
-//! reqwest|socket [N] [URL]` (N 1000, URL `http://127.0.0.1:18092/items/1`)
+//! reqwest|h2|socket [N] [URL]` (N 1000, URL
+//! `http://127.0.0.1:18092/items/1`)
 
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -72,11 +74,12 @@ async fn in_flight(client: &reqwest::Client, socket: bool, url: &reqwest::Url, n
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_default();
-    let socket = match mode.as_str() {
-        "reqwest" => false,
-        "socket" => true,
+    let (socket, http2) = match mode.as_str() {
+        "reqwest" => (false, false),
+        "h2" => (false, true),
+        "socket" => (true, false),
         _ => {
-            eprintln!("usage: outbound_memory reqwest|socket [N] [URL]");
+            eprintln!("usage: outbound_memory reqwest|h2|socket [N] [URL]");
             std::process::exit(2);
         }
     };
@@ -92,10 +95,11 @@ fn main() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let client = reqwest::Client::builder()
-            .retry(reqwest::retry::never())
-            .build()
-            .expect("a client");
+        let mut client = reqwest::Client::builder().retry(reqwest::retry::never());
+        if http2 {
+            client = client.http2_prior_knowledge();
+        }
+        let client = client.build().expect("a client");
         // Warm up: the allocator and the runtime as a server has them.
         in_flight(&client, socket, &url, 64).await;
         let before = rss_kib();

@@ -40,6 +40,8 @@ struct Api {
     slow_started: AtomicUsize,
     slow_dropped: AtomicUsize,
     other_hits: Arc<AtomicUsize>,
+    /// The HTTP version of each call to the pets API.
+    versions: Mutex<Vec<axum::http::Version>>,
 }
 
 fn json_response(status: StatusCode, value: Value) -> Response {
@@ -86,6 +88,9 @@ impl Api {
         let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
         let method = parts.method.clone();
         let headers = &parts.headers;
+        if segments.first() == Some(&"api") {
+            self.versions.lock().expect("versions").push(parts.version);
+        }
         match (method, segments.as_slice()) {
             (Method::GET, ["openapi.json"]) => json_response(
                 StatusCode::OK,
@@ -686,6 +691,31 @@ fn answers_beyond_max_value_bytes_are_refused() {
     assert_eq!(
         h.run("def main():\n    return len(store.list_orders()[\"items\"])\n"),
         Ok(json!(0))
+    );
+}
+
+#[test]
+fn calls_speak_http2_by_prior_knowledge_when_configured() {
+    let server = Server::start();
+    let mut t = tables(&server);
+    let program = "def main():\n    return pets.count()\n";
+    let h = harness(&server, Config::default(), t.clone());
+    let plain = h.run(program).expect("counted");
+    t[0].http2_prior_knowledge = true;
+    let h = harness(&server, Config::default(), t);
+    let many = "def main():\n    return [pets.count() for _ in range(3)]\n";
+    assert_eq!(h.run(program), Ok(plain.clone()));
+    assert_eq!(h.run(many), Ok(json!([plain, plain, plain])));
+    use axum::http::Version;
+    assert_eq!(
+        *server.api.versions.lock().expect("versions"),
+        [
+            Version::HTTP_11,
+            Version::HTTP_2,
+            Version::HTTP_2,
+            Version::HTTP_2,
+            Version::HTTP_2
+        ]
     );
 }
 

@@ -17,6 +17,7 @@
 //! message the body carries. The execution's deadline and cancellation
 //! drop the future, which aborts the request.
 
+use super::config::Protocol;
 use super::operation::{is_json, Location, Parameter, Style};
 use crate::logging::redact_urls;
 use crate::upstream::import::{conform_json, cut};
@@ -50,12 +51,13 @@ pub struct ApiClient {
 }
 
 impl ApiClient {
-    /// A client calling `base` (its trailing `/` dropped) with `headers`;
-    /// bodies longer than `max_body_bytes` are refused.
+    /// A client calling `base` (its trailing `/` dropped) with `headers`
+    /// over `protocol`; bodies longer than `max_body_bytes` are refused.
     pub fn new(
         base: &str,
         headers: HeaderMap,
         max_body_bytes: usize,
+        protocol: Protocol,
     ) -> Result<ApiClient, reqwest::Error> {
         let policy = reqwest::redirect::Policy::custom(|attempt| {
             let same = attempt
@@ -68,10 +70,13 @@ impl ApiClient {
                 attempt.stop()
             }
         });
-        let client = reqwest::Client::builder()
+        let mut client = reqwest::Client::builder()
             .redirect(policy)
-            .retry(reqwest::retry::never())
-            .build()?;
+            .retry(reqwest::retry::never());
+        if protocol == Protocol::Http2PriorKnowledge {
+            client = client.http2_prior_knowledge();
+        }
+        let client = client.build()?;
         Ok(ApiClient {
             client,
             base: base.trim_end_matches('/').to_string(),
@@ -422,7 +427,7 @@ mod tests {
     }
 
     fn client(headers: HeaderMap) -> ApiClient {
-        ApiClient::new("http://api.test/v1/", headers, 1024).expect("client")
+        ApiClient::new("http://api.test/v1/", headers, 1024, Protocol::Negotiated).expect("client")
     }
 
     #[test]
@@ -593,6 +598,7 @@ mod tests {
             &format!("http://127.0.0.1:{port}/v1"),
             HeaderMap::new(),
             1024,
+            Protocol::Negotiated,
         )
         .expect("client");
         let c = call(vec![

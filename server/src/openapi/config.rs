@@ -45,6 +45,11 @@ pub struct OpenApiConfig {
     /// Operation ID globs to leave out.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// Calls speak HTTP/2 from their first byte (h2c over `http://`), for
+    /// an API known to serve it; by default HTTP/2 is used where TLS
+    /// negotiates it (ALPN) and HTTP/1.1 otherwise.
+    #[serde(default)]
+    pub http2_prior_knowledge: bool,
 }
 
 impl fmt::Debug for OpenApiConfig {
@@ -56,6 +61,7 @@ impl fmt::Debug for OpenApiConfig {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("include", &self.include)
             .field("exclude", &self.exclude)
+            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
             .finish()
     }
 }
@@ -91,6 +97,20 @@ pub struct OpenApiSource {
     pub headers: HeaderMap,
     /// Which operation IDs are imported.
     pub filter: Filter,
+    /// Which HTTP the calls speak.
+    pub protocol: Protocol,
+}
+
+/// Which HTTP an API's calls speak.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/2 where TLS negotiates it (ALPN), else HTTP/1.1: each call in
+    /// flight then has a connection of its own.
+    #[default]
+    Negotiated,
+    /// HTTP/2 from the first byte, also without TLS (h2c): the calls in
+    /// flight share one connection.
+    Http2PriorKnowledge,
 }
 
 impl fmt::Debug for OpenApiSource {
@@ -101,6 +121,7 @@ impl fmt::Debug for OpenApiSource {
             .field("spec", &self.spec)
             .field("base_url", &self.base_url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("protocol", &self.protocol)
             .finish_non_exhaustive()
     }
 }
@@ -224,12 +245,18 @@ impl OpenApiConfig {
             include: globs(&name, &self.include)?,
             exclude: globs(&name, &self.exclude)?,
         };
+        let protocol = if self.http2_prior_knowledge {
+            Protocol::Http2PriorKnowledge
+        } else {
+            Protocol::Negotiated
+        };
         Ok(OpenApiSource {
             name,
             spec,
             base_url,
             headers,
             filter,
+            protocol,
         })
     }
 }
@@ -430,6 +457,17 @@ mod tests {
             ..fetched
         };
         assert!(headerless.validate(&env).is_ok());
+        let table: OpenApiConfig =
+            toml::from_str("name = \"p\"\nspec = \"x.json\"\nhttp2_prior_knowledge = true\n")
+                .expect("a table");
+        let source = table.validate(&env).expect("valid");
+        assert_eq!(source.protocol, Protocol::Http2PriorKnowledge);
+        let source = OpenApiConfig {
+            http2_prior_knowledge: false,
+            ..table
+        };
+        let source = source.validate(&env).expect("valid");
+        assert_eq!(source.protocol, Protocol::Negotiated);
         let twice = collect(&[], &["a=x.json".into(), "a=y.json".into()], &env);
         assert_eq!(
             twice.map(|_| ()),

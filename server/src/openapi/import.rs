@@ -369,7 +369,13 @@ paths:
         let ops = operations(&doc).expect("operations");
         let document = Arc::new(doc.root);
         let client = Arc::new(
-            ApiClient::new("http://127.0.0.1:9", Default::default(), 1024).expect("client"),
+            ApiClient::new(
+                "http://127.0.0.1:9",
+                Default::default(),
+                1024,
+                Default::default(),
+            )
+            .expect("client"),
         );
         let imported = import("pets", &document, ops, &client);
         let methods = imported.iter().map(|i| i.method.clone()).collect();
