@@ -601,7 +601,7 @@ mod tests {
         assert!(!small.take_widening());
         assert!(!small.gc_due(), "due at half the limit");
         small.charge_heap(1 << 20).unwrap();
-        small.charge_heap(1 << 20).unwrap_or_default();
+        small.charge_heap(1 << 20).unwrap();
         assert!(small.gc_due());
     }
 
