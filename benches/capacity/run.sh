@@ -13,7 +13,7 @@
 # With CAPACITY_LOCAL=1 the program calls the in-process
 # `conformance.sleep(ms=DELAY_MS)` instead of the API, which shows what an
 # outbound HTTP request in flight adds to a paused execution. With
-# CAPACITY_HTTP2=1 the import sets `http2_prior_knowledge`: the calls in
+# CAPACITY_HTTP2=1 the import sets `http = "2"`: the calls in
 # flight share one HTTP/2 connection (h2c on the loopback, as an https
 # API that offers HTTP/2 by ALPN), instead of one HTTP/1.1 connection each.
 #
@@ -44,7 +44,7 @@ for _ in $(seq 50); do
 done
 program=(capacity)
 http2=
-[[ -n "${CAPACITY_HTTP2:-}" ]] && http2='http2_prior_knowledge = true'
+[[ -n "${CAPACITY_HTTP2:-}" ]] && http2='http = "2"'
 catalogs='[]'
 if [[ -n "${CAPACITY_LOCAL:-}" ]]; then
   program=(capacity_local "$delay")

@@ -67,9 +67,8 @@ pub use mcp::{
 };
 pub use openapi::{
     collect as collect_openapi, load as load_openapi, load_text as load_openapi_text, process_env,
-    DocumentError as OpenApiDocumentError, Filter as OpenApiFilter, ImportedOperation,
-    OpenApiConfig, OpenApiConfigError, OpenApiError, OpenApiSource, Protocol as HttpProtocol,
-    Spec as OpenApiSpec,
+    DocumentError as OpenApiDocumentError, Filter as OpenApiFilter, HttpVersion, ImportedOperation,
+    OpenApiConfig, OpenApiConfigError, OpenApiError, OpenApiSource, Spec as OpenApiSpec,
 };
 pub use telemetry::Metrics;
 pub use tool::Tool;

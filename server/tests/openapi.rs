@@ -15,8 +15,8 @@ use axum::extract::Request;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use codemode_catalog::{CancellationToken, CodeMode, Config, ExecuteOptions, Subject};
-use codemode_server::OpenApiConfig;
 use codemode_server::{catalog_sources, collect_openapi, load_openapi};
+use codemode_server::{HttpVersion, OpenApiConfig};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -695,13 +695,13 @@ fn answers_beyond_max_value_bytes_are_refused() {
 }
 
 #[test]
-fn calls_speak_http2_by_prior_knowledge_when_configured() {
+fn calls_speak_http2_when_configured() {
     let server = Server::start();
     let mut t = tables(&server);
     let program = "def main():\n    return pets.count()\n";
     let h = harness(&server, Config::default(), t.clone());
     let plain = h.run(program).expect("counted");
-    t[0].http2_prior_knowledge = true;
+    t[0].http = HttpVersion::Http2;
     let h = harness(&server, Config::default(), t);
     let many = "def main():\n    return [pets.count() for _ in range(3)]\n";
     assert_eq!(h.run(program), Ok(plain.clone()));

@@ -17,7 +17,7 @@
 //! message the body carries. The execution's deadline and cancellation
 //! drop the future, which aborts the request.
 
-use super::config::Protocol;
+use super::config::HttpVersion;
 use super::operation::{is_json, Location, Parameter, Style};
 use crate::logging::redact_urls;
 use crate::upstream::import::{conform_json, cut};
@@ -52,12 +52,12 @@ pub struct ApiClient {
 
 impl ApiClient {
     /// A client calling `base` (its trailing `/` dropped) with `headers`
-    /// over `protocol`; bodies longer than `max_body_bytes` are refused.
+    /// over `http`; bodies longer than `max_body_bytes` are refused.
     pub fn new(
         base: &str,
         headers: HeaderMap,
         max_body_bytes: usize,
-        protocol: Protocol,
+        http: HttpVersion,
     ) -> Result<ApiClient, reqwest::Error> {
         let policy = reqwest::redirect::Policy::custom(|attempt| {
             let same = attempt
@@ -73,9 +73,11 @@ impl ApiClient {
         let mut client = reqwest::Client::builder()
             .redirect(policy)
             .retry(reqwest::retry::never());
-        if protocol == Protocol::Http2PriorKnowledge {
-            client = client.http2_prior_knowledge();
-        }
+        client = match http {
+            HttpVersion::Auto => client,
+            HttpVersion::Http1 => client.http1_only(),
+            HttpVersion::Http2 => client.http2_prior_knowledge(),
+        };
         let client = client.build()?;
         Ok(ApiClient {
             client,
@@ -427,7 +429,7 @@ mod tests {
     }
 
     fn client(headers: HeaderMap) -> ApiClient {
-        ApiClient::new("http://api.test/v1/", headers, 1024, Protocol::Negotiated).expect("client")
+        ApiClient::new("http://api.test/v1/", headers, 1024, HttpVersion::Auto).expect("client")
     }
 
     #[test]
@@ -598,7 +600,7 @@ mod tests {
             &format!("http://127.0.0.1:{port}/v1"),
             HeaderMap::new(),
             1024,
-            Protocol::Negotiated,
+            HttpVersion::Auto,
         )
         .expect("client");
         let c = call(vec![

@@ -45,11 +45,10 @@ pub struct OpenApiConfig {
     /// Operation ID globs to leave out.
     #[serde(default)]
     pub exclude: Vec<String>,
-    /// Calls speak HTTP/2 from their first byte (h2c over `http://`), for
-    /// an API known to serve it; by default HTTP/2 is used where TLS
-    /// negotiates it (ALPN) and HTTP/1.1 otherwise.
+    /// Which HTTP the calls speak: `"auto"` (the default), `"1.1"` or
+    /// `"2"`.
     #[serde(default)]
-    pub http2_prior_knowledge: bool,
+    pub http: HttpVersion,
 }
 
 impl fmt::Debug for OpenApiConfig {
@@ -61,7 +60,7 @@ impl fmt::Debug for OpenApiConfig {
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("include", &self.include)
             .field("exclude", &self.exclude)
-            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
+            .field("http", &self.http)
             .finish()
     }
 }
@@ -98,19 +97,32 @@ pub struct OpenApiSource {
     /// Which operation IDs are imported.
     pub filter: Filter,
     /// Which HTTP the calls speak.
-    pub protocol: Protocol,
+    pub http: HttpVersion,
 }
 
-/// Which HTTP an API's calls speak.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Protocol {
-    /// HTTP/2 where TLS negotiates it (ALPN), else HTTP/1.1: each call in
-    /// flight then has a connection of its own.
+/// Which HTTP an API's calls speak (the `http` key of a table).
+///
+/// Over HTTP/1.1 a connection carries one call at a time, so every call in
+/// flight has a connection of its own (about 24 KiB in the client). Over
+/// HTTP/2 the calls in flight are streams of one connection (about 11 KiB
+/// each), and the API's `SETTINGS_MAX_CONCURRENT_STREAMS` (often 100 to
+/// 250) bounds how many are in flight at once: the client opens no second
+/// connection to the same API (RFC 9113, section 9.1), so the rest wait
+/// their turn, and the wait counts toward their time limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum HttpVersion {
+    /// `"auto"`: HTTP/2 where TLS negotiates it (ALPN offers `h2` and
+    /// `http/1.1`), HTTP/1.1 over `http://`.
     #[default]
-    Negotiated,
-    /// HTTP/2 from the first byte, also without TLS (h2c): the calls in
-    /// flight share one connection.
-    Http2PriorKnowledge,
+    #[serde(rename = "auto")]
+    Auto,
+    /// `"1.1"`: HTTP/1.1 only, also where TLS would negotiate HTTP/2.
+    #[serde(rename = "1.1")]
+    Http1,
+    /// `"2"`: HTTP/2 from the first byte, also over `http://` (h2c, by
+    /// prior knowledge), for an API known to serve it.
+    #[serde(rename = "2")]
+    Http2,
 }
 
 impl fmt::Debug for OpenApiSource {
@@ -121,7 +133,7 @@ impl fmt::Debug for OpenApiSource {
             .field("spec", &self.spec)
             .field("base_url", &self.base_url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("protocol", &self.protocol)
+            .field("http", &self.http)
             .finish_non_exhaustive()
     }
 }
@@ -245,18 +257,13 @@ impl OpenApiConfig {
             include: globs(&name, &self.include)?,
             exclude: globs(&name, &self.exclude)?,
         };
-        let protocol = if self.http2_prior_knowledge {
-            Protocol::Http2PriorKnowledge
-        } else {
-            Protocol::Negotiated
-        };
         Ok(OpenApiSource {
             name,
             spec,
             base_url,
             headers,
             filter,
-            protocol,
+            http: self.http,
         })
     }
 }
@@ -457,17 +464,19 @@ mod tests {
             ..fetched
         };
         assert!(headerless.validate(&env).is_ok());
-        let table: OpenApiConfig =
-            toml::from_str("name = \"p\"\nspec = \"x.json\"\nhttp2_prior_knowledge = true\n")
-                .expect("a table");
-        let source = table.validate(&env).expect("valid");
-        assert_eq!(source.protocol, Protocol::Http2PriorKnowledge);
-        let source = OpenApiConfig {
-            http2_prior_knowledge: false,
-            ..table
+        let table = |http: &str| {
+            toml::from_str::<OpenApiConfig>(&format!("name = \"p\"\nspec = \"x.json\"\n{http}"))
+                .map(|t| t.validate(&env).expect("valid").http)
+                .map_err(|e| e.message().to_string())
         };
-        let source = source.validate(&env).expect("valid");
-        assert_eq!(source.protocol, Protocol::Negotiated);
+        assert_eq!(table(""), Ok(HttpVersion::Auto));
+        assert_eq!(table("http = \"auto\""), Ok(HttpVersion::Auto));
+        assert_eq!(table("http = \"1.1\""), Ok(HttpVersion::Http1));
+        assert_eq!(table("http = \"2\""), Ok(HttpVersion::Http2));
+        assert_eq!(
+            table("http = \"3\""),
+            Err("unknown variant `3`, expected one of `auto`, `1.1`, `2`".into())
+        );
         let twice = collect(&[], &["a=x.json".into(), "a=y.json".into()], &env);
         assert_eq!(
             twice.map(|_| ()),

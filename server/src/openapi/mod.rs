@@ -21,7 +21,8 @@ pub mod import;
 pub mod operation;
 
 pub use config::{
-    collect, process_env, Filter, OpenApiConfig, OpenApiConfigError, OpenApiSource, Protocol, Spec,
+    collect, process_env, Filter, HttpVersion, OpenApiConfig, OpenApiConfigError, OpenApiSource,
+    Spec,
 };
 pub use import::ImportedOperation;
 
@@ -98,13 +99,8 @@ pub fn load_text(
         None => server_url(&doc.root, &source.spec)
             .map_err(|why| OpenApiError::BaseUrl(name.clone(), why))?,
     };
-    let client = call::ApiClient::new(
-        &base,
-        source.headers.clone(),
-        max_value_bytes,
-        source.protocol,
-    )
-    .map_err(|why| OpenApiError::Client(name.clone(), why))?;
+    let client = call::ApiClient::new(&base, source.headers.clone(), max_value_bytes, source.http)
+        .map_err(|why| OpenApiError::Client(name.clone(), why))?;
     let document = Arc::new(doc.root);
     Ok(import::import(
         name,
