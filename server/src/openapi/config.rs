@@ -5,8 +5,9 @@
 //! A source has a name — the capability root of its operations, checked by
 //! the rule upstream names follow — a document (a path, relative to the
 //! configuration file, or an http(s) URL), an optional base URL (default:
-//! the document's first `servers[].url`), headers sent with every call, and
-//! `include`/`exclude` globs over operation IDs. `${VAR}` in the base URL
+//! the document's first `servers[].url`), headers sent with every call,
+//! `include`/`exclude` globs over operation IDs, and which HTTP the calls
+//! speak ([`HttpVersion`]). `${VAR}` in the base URL
 //! and header values is replaced by the environment variable at start; a
 //! missing one is an error naming it. Header values may hold credentials:
 //! `Debug` shows header names only, and nothing here logs them. A base URL
