@@ -7,7 +7,8 @@
 # c / (4 x DELAY) executes per second. For each concurrency it prints
 # executes/s against the ideal, p50/p99, failures, and the server's peak
 # open/paused executions, heap, threads and RSS (sampled from /metrics and
-# /proc every 200 ms), and the memory per open execution beyond its heap:
+# /proc every 200 ms), the slowest answer of /healthz (asked at each
+# sample), and the memory per open execution beyond its heap:
 # (peak RSS - RSS before the level - peak heap) / peak open executions.
 #
 # With CAPACITY_LOCAL=1 the program calls the in-process
@@ -77,7 +78,7 @@ echo "idle: RSS $(rss) KiB, threads $(threads)"
 for c in "${levels[@]}"; do
   idle_rss=$(rss)
   (
-    peak_open=0 peak_paused=0 peak_heap=0 peak_threads=0 peak_rss=0
+    peak_open=0 peak_paused=0 peak_heap=0 peak_threads=0 peak_rss=0 worst_health=0 probes=0
     end=$((SECONDS + seconds))
     sleep 2
     while (( SECONDS < end - 1 )); do
@@ -88,11 +89,17 @@ for c in "${levels[@]}"; do
       (( heap > peak_heap )) && peak_heap=$heap
       (( t > peak_threads )) && peak_threads=$t
       (( r > peak_rss )) && peak_rss=$r
+      # A probe that fails or takes over a second counts as 1,000,000 µs.
+      health=$(curl -s -o /dev/null -m 1 -w '%{http_code} %{time_total}' "http://127.0.0.1:$port/healthz" |
+        awk '$1 == 200 { printf "%.0f", $2 * 1e6; next } { print 1000000 }')
+      probes=$((probes + 1))
+      (( health > worst_health )) && worst_health=$health
       sleep 0.2
     done
     per=$(awk -v r="$peak_rss" -v i="$idle_rss" -v h="$peak_heap" -v o="$peak_open" \
       'BEGIN { if (o > 0) printf "%.1f", ((r - i) * 1024 - h) / o / 1024; else print "-" }')
     echo "  peak open $peak_open, paused $peak_paused, heap $((peak_heap / 1024)) KiB, threads $peak_threads, RSS $peak_rss KiB (idle $idle_rss); beyond the heap: $per KiB per open execution"
+    echo "  /healthz: slowest of $probes answers $(awk -v u="$worst_health" 'BEGIN { printf "%.1f", u / 1000 }') ms"
   ) > "$dir/sample" &
   sampler=$!
   summary=$(wrk -t1 -c"$c" -d"${seconds}s" --timeout 10s -s benches/http/execute.lua "$url" -- "${program[@]}" | tail -1)
