@@ -106,15 +106,16 @@ fn main() {
             .bind(([127, 0, 0, 1], port).into())
             .and_then(|()| socket.listen(4096))
             .unwrap_or_else(|e| panic!("port {port}: {e}"));
+        let mut server = auto::Builder::new(TokioExecutor::new());
+        // As many streams at once as a client sends: the fixture must not
+        // be the bound a benchmark measures.
+        server.http2().max_concurrent_streams(None);
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            let server = server.clone();
             tokio::spawn(async move {
-                let mut server = auto::Builder::new(TokioExecutor::new());
-                // As many streams at once as a client sends: the fixture
-                // must not be the bound a benchmark measures.
-                server.http2().max_concurrent_streams(None);
                 let service = hyper::service::service_fn(move |r| answer(r, spec, delay));
                 // A connection that ends badly ends only itself.
                 let _ = server.serve_connection(TokioIo::new(stream), service).await;
