@@ -116,6 +116,10 @@ pub struct Budget {
     /// Whether the space's chunks have been made large (see
     /// [`crate::gc::Space::widen`]).
     widened: Cell<bool>,
+    /// Whether the last collection found most of the values reachable (or
+    /// there was none): then the next one marks first, to see whether it
+    /// can be put off (see [`Budget::collection_deferred`]).
+    mostly_kept: Cell<bool>,
 }
 
 /// Heap bytes charged at which the interpreter's next safe point makes the
@@ -204,6 +208,7 @@ impl Budget {
             work: Cell::new(0),
             gc_at: Cell::new(Self::first_gc_at(&limits).min(WIDEN_AT)),
             widened: Cell::new(false),
+            mostly_kept: Cell::new(true),
             limits,
         }
     }
@@ -461,6 +466,8 @@ impl Budget {
     /// live.
     pub fn collected(&self, live: usize, copy: usize) {
         let max = self.limits.max_heap_bytes;
+        self.mostly_kept
+            .set(live.saturating_mul(2) > self.heap_bytes.get());
         self.heap_bytes.set(live);
         if let Some(shared) = &self.total {
             let keep = live
@@ -485,6 +492,39 @@ impl Budget {
             next = next.min(if live < 16 << 10 { 0 } else { live + live / 4 });
         }
         self.gc_at.set(next);
+    }
+
+    /// Whether the collection due should mark first: when the last one
+    /// found most of the values reachable, or this is the first. A program
+    /// that made mostly garbage is collected without the mark.
+    pub fn worth_marking(&self) -> bool {
+        self.mostly_kept.get()
+    }
+
+    /// Puts the next collection off when more than three quarters of what
+    /// the values were charged is still reachable (`kept` bytes): it is due
+    /// once the heap has grown by twice what is kept (at least
+    /// [`GC_MIN_BYTES`]), as after a collection, but early enough that a
+    /// copy of twice `kept` still fits in [`Budget::collection_room`], at
+    /// 3/4 of the limit at the latest. Returns false, changing nothing,
+    /// when that is no later than now: the collection must be made.
+    pub fn collection_deferred(&self, kept: usize) -> bool {
+        let max = self.limits.max_heap_bytes;
+        let now = self.heap_bytes.get();
+        let mut next = now
+            .saturating_add(kept.saturating_mul(2).max(GC_MIN_BYTES))
+            .min(max.saturating_sub(max / 16 + kept.saturating_mul(2)))
+            .min(max - max / 4);
+        if next <= now {
+            return false;
+        }
+        self.mostly_kept.set(true);
+        if cfg!(feature = "gc-stress") {
+            // As often as after a collection under `gc-stress`.
+            next = next.min(if kept < 16 << 10 { 0 } else { now + now / 4 });
+        }
+        self.gc_at.set(next);
+        true
     }
 
     /// The bytes a collection may take for its copy and bookkeeping: what
@@ -537,6 +577,40 @@ mod tests {
             ..Limits::default()
         };
         Budget::new(limits, Instant::now(), None)
+    }
+
+    #[test]
+    fn a_collection_is_put_off_only_while_a_later_copy_still_fits() {
+        let limits = |max: usize| Limits {
+            max_heap_bytes: max,
+            ..Limits::default()
+        };
+        let b = Budget::new(limits(1 << 30), Instant::now(), None);
+        b.charge_heap(20 << 20).unwrap();
+        assert!(b.worth_marking(), "the first collection marks");
+        // Twice what is kept past now, the copy of twice it fitting.
+        assert!(b.collection_deferred(18 << 20));
+        if !cfg!(feature = "gc-stress") {
+            assert!(!b.gc_due());
+            b.charge_heap((36 << 20) - 1).unwrap();
+            assert!(!b.gc_due());
+            b.charge_heap(1).unwrap();
+            assert!(b.gc_due(), "due at 20 + 2 * 18 MiB");
+        }
+
+        // Under a limit where the copy of twice what is kept would not fit
+        // later, the collection is made now, and nothing changes.
+        let small = Budget::new(limits(64 << 20), Instant::now(), None);
+        small.charge_heap(30 << 20).unwrap();
+        let due = small.gc_due();
+        assert!(!small.collection_deferred(28 << 20));
+        assert_eq!(small.gc_due(), due);
+
+        // A collection that kept little makes the next one skip the mark.
+        small.collected(2 << 20, 3 << 20);
+        assert!(!small.worth_marking());
+        small.collected(2 << 20, 3 << 20);
+        assert!(small.worth_marking(), "2 of 2 MiB kept");
     }
 
     #[test]

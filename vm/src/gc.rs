@@ -154,6 +154,12 @@ pub enum Collected {
     /// its bookkeeping): nothing changed, and the program goes on in the
     /// old arena.
     NoRoom,
+    /// More than three quarters of what the values were charged is still
+    /// reachable (`kept` bytes, found by [`mark`]): nothing was copied or
+    /// changed,
+    /// and the next collection is due later (see
+    /// [`Budget::collection_deferred`](crate::budget::Budget::collection_deferred)).
+    Deferred { kept: usize },
 }
 
 thread_local! {
@@ -188,6 +194,7 @@ pub(crate) unsafe fn collect<'h>(
     space: &'h Space,
     heap: Heap<'h>,
     roots: &mut dyn Roots<'h>,
+    values: usize,
 ) -> crate::error::Result<Collected> {
     let budget = heap.budget;
     budget.check_time()?;
@@ -198,6 +205,22 @@ pub(crate) unsafe fn collect<'h>(
         from.push((ptr as usize, ptr as usize + len));
     }
     from.sort_unstable();
+    // Most of the space still reachable (more than three quarters of what
+    // the values were charged): a copy would free little and cost much (it
+    // is as large as what is kept, in fresh pages); the collection is put
+    // off instead, when the budget allows. Marking only reads.
+    let marked = match budget.worth_marking() {
+        true => mark(&from, budget, roots)?,
+        false => None,
+    };
+    if let Some(kept) = marked {
+        if kept.saturating_mul(4) > values.saturating_mul(3)
+            && !stress_copies()
+            && budget.collection_deferred(kept)
+        {
+            return Ok(Collected::Deferred { kept });
+        }
+    }
     let used: usize = from.iter().map(|(a, b)| b - a).sum();
     // The copy and its bookkeeping must fit beside the old arena.
     let room = budget.collection_room();
@@ -576,22 +599,7 @@ impl<'h> Copier<'h, '_> {
     /// of the collection, checked before it is made (one list's storage
     /// can be most of a heap); when not, the collection stops.
     fn fits(&mut self, v: Value<'h>) -> bool {
-        let slice = |n: usize| n * size_of::<Value>();
-        let bytes = match v {
-            Value::Str(s) => rounded(s.text.len()) + size_of::<StrObj>(),
-            Value::Bytes(b) => rounded(b.bytes.len()) + size_of::<BytesObj>(),
-            Value::BigInt(b) => b.digits.len() * 4 + size_of::<BigIntObj>(),
-            Value::Range(_) => size_of::<RangeObj>(),
-            Value::List(l) => slice(l.items.borrow().capacity()) + size_of::<ListObj>(),
-            Value::Dict(d) => d.map.borrow().relocated_bytes() + size_of::<DictObj>(),
-            Value::Tuple(t) => slice(t.items.len()) + size_of::<TupleObj>(),
-            Value::Elems(e) => slice(e.items.len()) + size_of::<ElemsObj>(),
-            Value::Function(f) => {
-                slice(f.defaults.len()) + size_of_val(f.freevars) + size_of::<FunctionObj>()
-            }
-            Value::Iter(IterObj::Tuple { items, .. }) => slice(items.len()) + size_of::<IterObj>(),
-            _ => 64,
-        };
+        let bytes = object_bytes(v);
         let bookkeeping = self.bookkeeping() + self.moved.next_bytes();
         let fits = self.live.saturating_add(bytes).saturating_add(bookkeeping) <= self.room;
         if !fits {
@@ -1001,6 +1009,130 @@ impl<'h> Copier<'h, '_> {
                 }
             }
         }
+    }
+}
+
+/// The bytes a copy of the object `v` refers to takes, with what it owns
+/// (a list's or dict's storage, a tuple's items, a string's text), as
+/// the heap charges them.
+fn object_bytes(v: Value<'_>) -> usize {
+    let slice = |n: usize| n * size_of::<Value>();
+    match v {
+        Value::Str(s) => rounded(s.text.len()) + size_of::<StrObj>(),
+        Value::Bytes(b) => rounded(b.bytes.len()) + size_of::<BytesObj>(),
+        Value::BigInt(b) => b.digits.len() * 4 + size_of::<BigIntObj>(),
+        Value::Range(_) => size_of::<RangeObj>(),
+        Value::List(l) => slice(l.items.borrow().capacity()) + size_of::<ListObj>(),
+        Value::Dict(d) => d.map.borrow().relocated_bytes() + size_of::<DictObj>(),
+        Value::Tuple(t) => slice(t.items.len()) + size_of::<TupleObj>(),
+        Value::Elems(e) => slice(e.items.len()) + size_of::<ElemsObj>(),
+        Value::Function(f) => {
+            slice(f.defaults.len()) + size_of_val(f.freevars) + size_of::<FunctionObj>()
+        }
+        Value::Iter(IterObj::Tuple { items, .. }) => slice(items.len()) + size_of::<IterObj>(),
+        _ => 64,
+    }
+}
+
+/// Under `gc-stress`, every other collection that could be put off is
+/// made anyway, so that both ways are run often.
+fn stress_copies() -> bool {
+    thread_local! {
+        static CHANCES: Cell<u64> = const { Cell::new(0) };
+    }
+    cfg!(feature = "gc-stress")
+        && CHANCES.with(|n| {
+            let odd = n.get() % 2 == 1;
+            n.set(n.get() + 1);
+            odd
+        })
+}
+
+/// Finds the bytes of the objects of the space (`from`, its chunks,
+/// sorted) that `roots` still reach, without copying or changing
+/// anything: a bit per 8 bytes of the chunks, and an explicit stack.
+/// `None` when its bitmap would not fit in the budget's room for a
+/// collection; fails when the deadline passes or the execution is
+/// cancelled (it looks at the clock every [`CHECK_EVERY`] objects), and
+/// then nothing has changed either.
+fn mark<'h>(
+    from: &[(usize, usize)],
+    budget: &crate::budget::Budget,
+    roots: &mut dyn Roots<'h>,
+) -> crate::error::Result<Option<usize>> {
+    let mut first = Vec::with_capacity(from.len());
+    let mut words = 0;
+    for &(start, end) in from {
+        first.push(words * 64);
+        words += (end - start).div_ceil(8).div_ceil(64);
+    }
+    if words * 8 > budget.collection_room() {
+        return Ok(None);
+    }
+    let mut bits = vec![0u64; words];
+    let mut stack: Vec<Value<'h>> = Vec::new();
+    let (mut kept, mut objects) = (0usize, 0usize);
+    let mut failed = None;
+    let mut visit = |v: Value<'h>, stack: &mut Vec<Value<'h>>| {
+        let Some(a) = address(v) else { return };
+        let i = from.partition_point(|&(start, _)| start <= a);
+        if i == 0 || a >= from[i - 1].1 {
+            return;
+        }
+        let bit = first[i - 1] + (a - from[i - 1].0) / 8;
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        if bits[word] & mask == 0 {
+            bits[word] |= mask;
+            kept += object_bytes(v);
+            // A string, bytes, big int or range refers to nothing.
+            if matches!(v, Value::List(_) | Value::Dict(_) | Value::Cell(_)) || is_aggregate(v) {
+                stack.push(v);
+            }
+        }
+    };
+    roots.each_root(&mut |root| {
+        if failed.is_some() {
+            return;
+        }
+        visit(*root, &mut stack);
+        while let Some(v) = stack.pop() {
+            objects += 1;
+            if objects.is_multiple_of(CHECK_EVERY) {
+                if let Err(e) = budget.check_time() {
+                    failed = Some(e);
+                    stack.clear();
+                    return;
+                }
+            }
+            match v {
+                Value::List(l) => {
+                    let items = l.items.borrow();
+                    for &x in items.iter() {
+                        visit(x, &mut stack);
+                    }
+                }
+                Value::Dict(d) => {
+                    let map = d.map.borrow();
+                    for (k, x) in map.iter() {
+                        visit(k, &mut stack);
+                        visit(x, &mut stack);
+                    }
+                }
+                Value::Cell(c) => visit(c.value.get(), &mut stack),
+                _ if is_aggregate(v) => {
+                    let mut i = 0;
+                    while let Some(p) = part(v, i) {
+                        visit(p, &mut stack);
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(Some(kept)),
     }
 }
 

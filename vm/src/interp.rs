@@ -231,7 +231,9 @@ impl<'h> Thread<'h> {
         let (space, heap) = (self.space, self.heap);
         // SAFETY: called only at a safe point, where the thread holds every
         // value that will be used again.
-        let r = unsafe { crate::gc::collect(space, heap, self) }?;
+        let values = self.budget.heap_bytes().saturating_sub(self.code_bytes);
+        // SAFETY: as above.
+        let r = unsafe { crate::gc::collect(space, heap, self, values) }?;
         match r {
             Collected::Done {
                 live, bookkeeping, ..
@@ -239,6 +241,8 @@ impl<'h> Thread<'h> {
                 .budget
                 .collected(self.code_bytes + live, live + bookkeeping),
             Collected::NoRoom => self.budget.collection_skipped(),
+            // The budget has put the next one off already.
+            Collected::Deferred { .. } => {}
         }
         Ok(())
     }

@@ -330,6 +330,33 @@ fn the_heap_limit_bounds_live_values() {
     );
 }
 
+/// A collection that finds most of the heap still reachable is put off
+/// instead of copying it (the copy would free little): a program that
+/// keeps nearly all it builds past the first collection's 16 MiB runs
+/// without a copy, its values intact; a program that makes as much
+/// garbage is still collected. (Under `gc-stress` every other such
+/// collection copies anyway, so only the results are compared there.)
+#[test]
+fn a_collection_that_would_free_little_is_put_off() {
+    let keeper = "def main():\n    rows = [{\"id\": i, \"name\": \"row-%d\" % i, \"tags\": [i, i + 1]} for i in range(100000)]\n    return [len(rows), rows[99999][\"name\"], rows[5][\"tags\"][1]]\n";
+    let before = collections_on_this_thread();
+    let got = execute(keeper, &[], &Caps, &limits(512 << 20), None);
+    assert_eq!(
+        got.map(|d| d.to_json_string()),
+        Ok(r#"[100000,"row-99999",6]"#.to_string())
+    );
+    if !cfg!(feature = "gc-stress") {
+        assert_eq!(collections_on_this_thread() - before, 0);
+    }
+
+    let churner = "def main():\n    n = 0\n    for i in range(400000):\n        row = {\"id\": i, \"name\": \"row-%d\" % i, \"tags\": [i, i + 1]}\n        n += row[\"tags\"][1]\n    return n\n";
+    let before = collections_on_this_thread();
+    let got = execute(churner, &[], &Caps, &limits(512 << 20), None);
+    let want: u64 = (0..400000u64).map(|i| i + 1).sum();
+    assert_eq!(got.map(|d| d.to_json_string()), Ok(want.to_string()));
+    assert!(collections_on_this_thread() - before >= 1);
+}
+
 /// A paused execution keeps its values: they survive the pause and the
 /// collections after it, on whichever thread resumes it.
 #[test]
