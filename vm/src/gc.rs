@@ -155,11 +155,10 @@ pub enum Collected {
     /// old arena.
     NoRoom,
     /// More than three quarters of what the values were charged is still
-    /// reachable (`kept` bytes, found by [`mark`]): nothing was copied or
-    /// changed,
-    /// and the next collection is due later (see
+    /// reachable (found by [`mark`]): nothing was copied or changed, and
+    /// the next collection is due later (see
     /// [`Budget::collection_deferred`](crate::budget::Budget::collection_deferred)).
-    Deferred { kept: usize },
+    Deferred,
 }
 
 thread_local! {
@@ -209,16 +208,14 @@ pub(crate) unsafe fn collect<'h>(
     // the values were charged): a copy would free little and cost much (it
     // is as large as what is kept, in fresh pages); the collection is put
     // off instead, when the budget allows. Marking only reads.
-    let marked = match budget.worth_marking() {
-        true => mark(&from, budget, roots)?,
-        false => None,
-    };
-    if let Some(kept) = marked {
-        if kept.saturating_mul(4) > values.saturating_mul(3)
-            && !stress_copies()
-            && budget.collection_deferred(kept)
-        {
-            return Ok(Collected::Deferred { kept });
+    if budget.worth_marking() {
+        if let Some(kept) = mark(&from, budget, roots)? {
+            if kept.saturating_mul(4) > values.saturating_mul(3)
+                && !stress_copies()
+                && budget.collection_deferred(kept)
+            {
+                return Ok(Collected::Deferred);
+            }
         }
     }
     let used: usize = from.iter().map(|(a, b)| b - a).sum();

@@ -229,10 +229,9 @@ impl<'h> Thread<'h> {
             }
         }
         let (space, heap) = (self.space, self.heap);
+        let values = self.budget.heap_bytes().saturating_sub(self.code_bytes);
         // SAFETY: called only at a safe point, where the thread holds every
         // value that will be used again.
-        let values = self.budget.heap_bytes().saturating_sub(self.code_bytes);
-        // SAFETY: as above.
         let r = unsafe { crate::gc::collect(space, heap, self, values) }?;
         match r {
             Collected::Done {
@@ -242,7 +241,7 @@ impl<'h> Thread<'h> {
                 .collected(self.code_bytes + live, live + bookkeeping),
             Collected::NoRoom => self.budget.collection_skipped(),
             // The budget has put the next one off already.
-            Collected::Deferred { .. } => {}
+            Collected::Deferred => {}
         }
         Ok(())
     }
