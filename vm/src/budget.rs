@@ -120,6 +120,10 @@ pub struct Budget {
     /// there was none): then the next one marks first, to see whether it
     /// can be put off (see [`Budget::collection_deferred`]).
     mostly_kept: Cell<bool>,
+    /// Whether a collection has been made or put off yet: the first one
+    /// comes early, after [`GC_EARLY_BYTES`], and gives up as soon as it
+    /// finds much reachable (see [`Budget::probe_limit`]).
+    probed: Cell<bool>,
 }
 
 /// Heap bytes charged at which the interpreter's next safe point makes the
@@ -133,6 +137,19 @@ pub const WIDEN_AT: usize = 512 << 10;
 /// Bytes allocated since the last collection (at least) before the next
 /// one: a program that allocates less never collects.
 pub const GC_MIN_BYTES: usize = 16 << 20;
+
+/// Bytes allocated before the first collection, and between two while
+/// each finds little reachable: a program that makes garbage in a loop
+/// reuses the same few megabytes (see [`Budget::collected`]).
+pub const GC_EARLY_BYTES: usize = 3 << 19;
+
+/// Whether a collection that kept `live` of `before` bytes found little
+/// reachable: less than an eighth. The next comes after
+/// [`GC_EARLY_BYTES`] then, and the arena it copied out of is kept for the
+/// next to copy into.
+pub fn little_kept(live: usize, before: usize) -> bool {
+    live.saturating_mul(8) < before
+}
 
 /// Bytes an execution reserves of a [`HeapTotal`] at a time: its heap
 /// charges between two reservations cost no shared write.
@@ -209,6 +226,7 @@ impl Budget {
             gc_at: Cell::new(Self::first_gc_at(&limits).min(WIDEN_AT)),
             widened: Cell::new(false),
             mostly_kept: Cell::new(true),
+            probed: Cell::new(false),
             limits,
         }
     }
@@ -420,13 +438,48 @@ impl Budget {
         Ok(())
     }
 
-    /// Where the first collection is due: after [`GC_MIN_BYTES`], or
+    /// Where the first collection is due: after [`GC_EARLY_BYTES`], or
     /// earlier under a smaller heap limit; at once under `gc-stress`.
     fn first_gc_at(limits: &Limits) -> usize {
         if cfg!(feature = "gc-stress") {
             return 0;
         }
+        GC_EARLY_BYTES.min(limits.max_heap_bytes / 2)
+    }
+
+    /// Where the first collection is due when the early one found much
+    /// reachable: after [`GC_MIN_BYTES`], or earlier under a smaller heap
+    /// limit.
+    fn late_gc_at(limits: &Limits) -> usize {
         GC_MIN_BYTES.min(limits.max_heap_bytes / 2)
+    }
+
+    /// The most bytes the mark of the collection due may find reachable
+    /// before it gives up: a quarter of `values` (what the values were
+    /// charged) for the first, early collection when a later one is still
+    /// to come (then [`Budget::probe_gave_up`]); no bound for the others.
+    /// A program that keeps what it makes pays for a short look, not a
+    /// copy; one that makes garbage is collected early and often, at the
+    /// cost of copying little.
+    pub fn probe_limit(&self, values: usize) -> usize {
+        if !self.probed.get() && self.heap_bytes.get() < Self::late_gc_at(&self.limits) {
+            values / 8
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// Records that the first collection's mark found more than
+    /// [`Budget::probe_limit`] reachable: the next is due where it would
+    /// have been without an early one (under `gc-stress`, at once).
+    pub fn probe_gave_up(&self) {
+        self.probed.set(true);
+        let at = if cfg!(feature = "gc-stress") {
+            0
+        } else {
+            Self::late_gc_at(&self.limits)
+        };
+        self.gc_at.set(at);
     }
 
     /// Whether the space should be widened now (once, at the first safe
@@ -438,7 +491,9 @@ impl Budget {
         if self.widened.replace(true) {
             return false;
         }
-        self.gc_at.set(Self::first_gc_at(&self.limits));
+        if !self.probed.get() {
+            self.gc_at.set(Self::first_gc_at(&self.limits));
+        }
         self.heap_bytes.get() >= WIDEN_AT && self.limits.max_heap_bytes >= 4 * crate::gc::WIDE_CHUNK
     }
 
@@ -454,20 +509,28 @@ impl Budget {
     /// becomes `live`, what a shared [`HeapTotal`] had reserved beyond it
     /// (in whole blocks) goes back, and the next collection is due once
     /// the program has allocated twice as much as it keeps (at least
-    /// [`GC_MIN_BYTES`]: copying costs in proportion to what is kept, so
-    /// this bounds it to half a byte per byte allocated) — but early enough that a copy twice as large
-    /// still fits in [`Budget::collection_room`], at 3/4 of the limit at
-    /// the latest (what one instruction allocates between two safe points,
-    /// and the copy, must fit in the rest), and never before another 1/16
-    /// of the limit (or [`GC_MIN_BYTES`], if less) is charged, so that a
+    /// [`GC_MIN_BYTES`], or [`GC_EARLY_BYTES`] when it kept less than an
+    /// eighth of the charge ([`little_kept`]): copying costs in proportion
+    /// to what is kept, so this bounds it to half a byte per byte
+    /// allocated) — but early enough that a copy twice as large still
+    /// fits in [`Budget::collection_room`], at 3/4 of the limit at the
+    /// latest (what one instruction allocates between two safe points, and
+    /// the copy, must fit in the rest), and never before another 1/16 of
+    /// the limit (or that least step, if less) is charged, so that a
     /// program that keeps about half its budget is not collected at every
     /// safe point.
     /// Under `gc-stress`, at every safe point while less than 16 KiB is
     /// live.
     pub fn collected(&self, live: usize, copy: usize) {
         let max = self.limits.max_heap_bytes;
-        self.mostly_kept
-            .set(live.saturating_mul(2) > self.heap_bytes.get());
+        let before = self.heap_bytes.get();
+        self.probed.set(true);
+        self.mostly_kept.set(live.saturating_mul(2) > before);
+        let step = if little_kept(live, before) {
+            GC_EARLY_BYTES
+        } else {
+            GC_MIN_BYTES
+        };
         self.heap_bytes.set(live);
         if let Some(shared) = &self.total {
             let keep = live
@@ -481,11 +544,11 @@ impl Budget {
                 self.heap_ceiling.set(keep);
             }
         }
-        let grown = live.saturating_add(live.saturating_mul(2).max(GC_MIN_BYTES));
+        let grown = live.saturating_add(live.saturating_mul(2).max(step));
         let mut next = grown
             .min(max.saturating_sub(max / 16 + copy.saturating_mul(2)))
             .min(max - max / 4)
-            .max(live.saturating_add((max / 16).min(GC_MIN_BYTES)));
+            .max(live.saturating_add((max / 16).min(step)));
         if cfg!(feature = "gc-stress") {
             // At every safe point while little is live, else once it grew
             // by a quarter: a test that builds a large value stays linear.
@@ -518,6 +581,7 @@ impl Budget {
         if next <= now {
             return false;
         }
+        self.probed.set(true);
         self.mostly_kept.set(true);
         if cfg!(feature = "gc-stress") {
             // As often as after a collection under `gc-stress`.
@@ -614,6 +678,72 @@ mod tests {
     }
 
     #[test]
+    fn the_first_collection_comes_early_and_looks_only_briefly() {
+        if cfg!(feature = "gc-stress") {
+            // Collections are due at every safe point.
+            return;
+        }
+        // A program that keeps what it makes: the early mark gives up
+        // past an eighth of the values, and the next collection is due
+        // where it would have been without it.
+        let keeper = budget(1000);
+        keeper.charge_heap(GC_EARLY_BYTES).unwrap();
+        assert!(keeper.gc_due());
+        assert_eq!(keeper.probe_limit(GC_EARLY_BYTES), GC_EARLY_BYTES / 8);
+        keeper.probe_gave_up();
+        assert!(!keeper.gc_due());
+        assert_eq!(keeper.probe_limit(GC_EARLY_BYTES), usize::MAX, "once only");
+        assert!(keeper.worth_marking(), "the next one marks in full");
+        keeper
+            .charge_heap(GC_MIN_BYTES - GC_EARLY_BYTES - 1)
+            .unwrap();
+        assert!(!keeper.gc_due());
+        keeper.charge_heap(1).unwrap();
+        assert!(keeper.gc_due(), "due at {GC_MIN_BYTES}");
+
+        // A program that makes garbage: collected every GC_EARLY_BYTES
+        // while each collection keeps less than an eighth.
+        let churner = budget(1000);
+        churner.charge_heap(GC_EARLY_BYTES).unwrap();
+        churner.collected(64 << 10, 80 << 10);
+        assert!(!churner.worth_marking());
+        assert_eq!(churner.probe_limit(1 << 20), usize::MAX);
+        churner.charge_heap(GC_EARLY_BYTES - 1).unwrap();
+        assert!(!churner.gc_due());
+        churner.charge_heap(1).unwrap();
+        assert!(churner.gc_due(), "due {GC_EARLY_BYTES} later");
+        // Once a collection keeps an eighth or more, the next waits for
+        // GC_MIN_BYTES more.
+        let now = churner.heap_bytes();
+        churner.collected(now / 8, now / 4);
+        churner.charge_heap(GC_MIN_BYTES - 1).unwrap();
+        assert!(!churner.gc_due());
+        churner.charge_heap(1).unwrap();
+        assert!(churner.gc_due());
+        assert!(little_kept(1, 9) && !little_kept(1, 8));
+
+        // Under a heap limit of less than twice GC_MIN_BYTES, the first
+        // collection comes early too, and its mark is bounded as long as
+        // the later one is still to come.
+        let small = Budget::new(
+            Limits {
+                max_heap_bytes: 8 << 20,
+                ..Limits::default()
+            },
+            Instant::now(),
+            None,
+        );
+        small.charge_heap(GC_EARLY_BYTES).unwrap();
+        assert!(small.gc_due());
+        assert_eq!(small.probe_limit(800), 100);
+        small.probe_gave_up();
+        small.charge_heap((4 << 20) - GC_EARLY_BYTES - 1).unwrap();
+        assert!(!small.gc_due());
+        small.charge_heap(1).unwrap();
+        assert!(small.gc_due(), "due at half the limit");
+    }
+
+    #[test]
     fn a_heap_total_is_reserved_in_blocks_bounds_all_and_is_given_back() {
         let total = Arc::new(HeapTotal::new(3 * HEAP_TOTAL_BLOCK));
         let limits = Limits {
@@ -656,9 +786,9 @@ mod tests {
         b.charge_heap(1).unwrap();
         assert!(b.gc_due());
         assert!(b.take_widening());
-        assert!(!b.gc_due(), "no collection before {GC_MIN_BYTES} bytes");
+        assert!(!b.gc_due(), "no collection before {GC_EARLY_BYTES} bytes");
         assert!(!b.take_widening(), "once only");
-        b.charge_heap(GC_MIN_BYTES - WIDEN_AT).unwrap();
+        b.charge_heap(GC_EARLY_BYTES - WIDEN_AT).unwrap();
         assert!(b.gc_due());
         // Under a small heap limit the first collection comes first, and
         // the space is not widened.

@@ -145,6 +145,8 @@ struct Pausing<'y> {
     not_counted: Cell<Duration>,
     /// The lowest address of the coroutine's stack.
     stack_limit: usize,
+    /// The execution's values, whose spare arena a release gives back.
+    space: &'y Space,
 }
 
 impl DynHost for Pausing<'_> {
@@ -164,6 +166,7 @@ impl DynHost for Pausing<'_> {
                 }
                 Resume::Release => {
                     release_stack_below_here(self.stack_limit);
+                    self.space.release_spare();
                     out = Out::Released;
                 }
                 // `Execution` resumes a paused coroutine only with a reply
@@ -283,6 +286,7 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
                             yielder,
                             not_counted: Cell::new(Duration::ZERO),
                             stack_limit,
+                            space: &space,
                         };
                         run(source, capabilities.borrow(), &host, &bump, &space, &budget)
                             .map_err(|e| classify::<E>(e, source))
@@ -348,8 +352,9 @@ impl<'a, E: Send + 'static> Execution<'a, E> {
 
     /// Gives back the pages of a paused execution's stack below where it
     /// stopped: what the front end and deeper calls touched, and all but
-    /// the pages that hold its frames now. For a host that is about to
-    /// wait on the call (a page of stack is a large part of what a
+    /// the pages that hold its frames now; and the arena its heap kept
+    /// for the next collection to copy into (see [`crate::gc::Space`]).
+    /// For a host that is about to wait on the call (a page of stack is a large part of what a
     /// waiting program holds), not for one that answers at once: it
     /// costs a system call, and the pages are faulted in again if the
     /// program goes as deep once more. Does nothing unless the execution

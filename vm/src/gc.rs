@@ -10,7 +10,10 @@
 //! from the roots into a new arena — objects reachable through other
 //! objects by [`Copier`], the roots as the [`Roots`] of the thread
 //! enumerate them — then swaps the new arena in and drops the old one, so
-//! that memory follows what the program keeps, not what it has made.
+//! that memory follows what the program keeps, not what it has made (or,
+//! when it kept little and is small, keeps it emptied for the next
+//! collection to copy into: a loop that makes garbage reuses two arenas'
+//! pages).
 //!
 //! What makes this sound:
 //!
@@ -53,6 +56,23 @@ use std::mem::size_of;
 /// them.
 pub struct Space {
     bump: UnsafeCell<Bump>,
+    /// The arena a collection gave up, emptied but with its pages kept
+    /// (see [`SPARE_MAX`]): the next collection copies into it.
+    spare: Cell<Option<Spare>>,
+}
+
+/// An emptied arena kept by a [`Space`], with the part of its chunk that
+/// was touched (resident), to release when it is given up.
+struct Spare {
+    bump: Bump,
+    touched: (usize, usize),
+}
+
+impl Spare {
+    /// Gives the arena up, its touched pages released first.
+    fn release(self) {
+        release(self.touched.0, self.touched.1);
+    }
 }
 
 // Every byte of a `Bump` is inside a `Cell` (its current chunk and its
@@ -69,6 +89,7 @@ impl Space {
     pub fn new(bump: Bump) -> Space {
         Space {
             bump: UnsafeCell::new(bump),
+            spare: Cell::new(None),
         }
     }
 
@@ -80,6 +101,14 @@ impl Space {
         // shared reference to it may be held across that replacement (it
         // then sees the new arena).
         unsafe { &*self.bump.get() }
+    }
+
+    /// Gives back the arena kept for the next collection to copy into,
+    /// with its pages (for an execution about to wait).
+    pub(crate) fn release_spare(&self) {
+        if let Some(spare) = self.spare.take() {
+            spare.release();
+        }
     }
 
     /// Makes the space's next chunk a large one (see [`WIDE_CHUNK`]) when
@@ -119,6 +148,9 @@ impl Drop for Space {
     fn drop(&mut self) {
         let bump = std::mem::take(self.bump.get_mut());
         crate::arena_pool::POOL.give_back(bump);
+        if let Some(spare) = self.spare.take() {
+            spare.release();
+        }
     }
 }
 
@@ -208,8 +240,22 @@ pub(crate) unsafe fn collect<'h>(
     // the values were charged): a copy would free little and cost much (it
     // is as large as what is kept, in fresh pages); the collection is put
     // off instead, when the budget allows. Marking only reads.
+    // With a mark, the table of copied objects is made as large as their
+    // number needs at once.
+    let mut expected = 0;
     if budget.worth_marking() {
-        if let Some(kept) = mark(&from, budget, roots)? {
+        let limit = budget.probe_limit(values);
+        let m = mark(&from, budget, roots, limit)?;
+        if let Some(Marked {
+            bytes: kept,
+            objects,
+        }) = m
+        {
+            expected = objects;
+            if kept > limit {
+                budget.probe_gave_up();
+                return Ok(Collected::Deferred);
+            }
             if kept.saturating_mul(4) > values.saturating_mul(3)
                 && !stress_copies()
                 && budget.collection_deferred(kept)
@@ -221,14 +267,36 @@ pub(crate) unsafe fn collect<'h>(
     let used: usize = from.iter().map(|(a, b)| b - a).sum();
     // The copy and its bookkeeping must fit beside the old arena.
     let room = budget.collection_room();
-    let to = Bump::with_capacity(used.clamp(4 << 10, room.max(4 << 10)));
+    // Room for the copy and what the program allocates until the next
+    // collection, as a rule: a kept arena when its chunk is that large.
+    let capacity = used
+        .saturating_add(used / 4)
+        .clamp(4 << 10, room.max(4 << 10));
+    let to = match space.spare.take() {
+        Some(spare) if spare.bump.allocated_bytes() >= used => spare.bump,
+        other => {
+            if let Some(spare) = other {
+                spare.release();
+            }
+            Bump::with_capacity(capacity)
+        }
+    };
     let scratch = Bump::new();
     let mut copier = Copier {
         from,
         to: &to,
         space: space.bump(),
         heap,
-        moved: Forwarding::new(&scratch),
+        // A table too large for the room starts small, and the copy stops
+        // when its growth no longer fits.
+        moved: Forwarding::new(
+            &scratch,
+            if expected.saturating_mul(64) <= room {
+                expected
+            } else {
+                0
+            },
+        ),
         work: BumpVec::new_in(&scratch),
         parts: BumpVec::new_in(&scratch),
         scratch: &scratch,
@@ -256,8 +324,9 @@ pub(crate) unsafe fn collect<'h>(
             Stop::Failed(e) => Err(e),
         };
     }
+    let live = copier.live;
     let done = Collected::Done {
-        live: copier.live,
+        live,
         objects: copier.objects,
         bookkeeping: copier.bookkeeping(),
     };
@@ -281,15 +350,44 @@ pub(crate) unsafe fn collect<'h>(
             // SAFETY: as above; `ptr` is valid for `len` bytes.
             unsafe { std::ptr::write_bytes(ptr, 0xdb, len) };
         }
-    } else {
+    }
+    if crate::budget::little_kept(live, values) {
+        keep_spare(space, old);
+    } else if !cfg!(feature = "gc-stress") {
         give_back_pages(&old);
     }
-    drop(old);
     COLLECTIONS.with(|n| n.set(n.get() + 1));
     for d in rehash {
         d.map.borrow_mut().rehash_identities();
     }
     Ok(done)
+}
+
+/// The most bytes of chunks an arena may have to be kept as a space's
+/// spare after a collection; a larger one gives its pages back.
+const SPARE_MAX: usize = 4 << 20;
+
+/// Keeps `old`, the arena a collection copied out of, as the space's
+/// spare when it is small enough: its newest (largest) chunk stays with
+/// its pages, and the next collection copies into it, so that a program
+/// that makes garbage cycles between two arenas whose pages are already
+/// the process's instead of faulting in fresh ones. The others give their
+/// pages back.
+fn keep_spare(space: &Space, mut old: Bump) {
+    if old.allocated_bytes() > SPARE_MAX {
+        give_back_pages(&old);
+        return;
+    }
+    // SAFETY: nothing allocates in `old`; the newest chunk comes first.
+    let chunks: Vec<(usize, usize)> = unsafe { old.iter_allocated_chunks_raw() }
+        .map(|(p, l)| (p as usize, l))
+        .collect();
+    for &(ptr, len) in chunks.iter().skip(1) {
+        release(ptr, len);
+    }
+    old.reset();
+    let touched = chunks.first().copied().unwrap_or((0, 0));
+    space.spare.set(Some(Spare { bump: old, touched }));
 }
 
 /// Hands the pages of `arena`'s allocations back to the system before it
@@ -303,25 +401,31 @@ pub(crate) unsafe fn collect<'h>(
 /// again, they are zero), which leaves the allocator's own records (before
 /// a chunk) and bumpalo's (after its allocations) as they are.
 fn give_back_pages(arena: &Bump) {
+    // SAFETY: the chunks are listed while nothing allocates in `arena`.
+    for (ptr, len) in unsafe { arena.iter_allocated_chunks_raw() } {
+        release(ptr as usize, len);
+    }
+}
+
+/// Releases the whole pages of `ptr..ptr + len`, allocations of an arena
+/// that nothing reads again (`MADV_DONTNEED`: read again, they are zero).
+fn release(ptr: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
-        // SAFETY: the chunks are listed while nothing allocates in `arena`.
-        for (ptr, len) in unsafe { arena.iter_allocated_chunks_raw() } {
-            let start = (ptr as usize).next_multiple_of(PAGE);
-            let end = (ptr as usize + len) & !(PAGE - 1);
-            if end > start {
-                // SAFETY: `start..end` lies within the arena's allocations,
-                // which nothing reads again (the arena is dropped next);
-                // pages released this way read as zero if touched again.
-                unsafe {
-                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-                }
+        let start = ptr.next_multiple_of(PAGE);
+        let end = (ptr + len) & !(PAGE - 1);
+        if end > start {
+            // SAFETY: `start..end` lies within an arena's allocations,
+            // which nothing reads again; pages released this way read as
+            // zero if touched again.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
             }
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = arena;
+    let _ = (ptr, len);
 }
 
 /// Why a collection gave up.
@@ -347,12 +451,20 @@ struct Forwarding<'s> {
 }
 
 impl<'s> Forwarding<'s> {
-    fn new(scratch: &'s Bump) -> Forwarding<'s> {
+    /// An empty table with room for `expected` objects (at least 768).
+    fn new(scratch: &'s Bump, expected: usize) -> Forwarding<'s> {
+        let slots = expected
+            .saturating_mul(4)
+            .div_ceil(3)
+            .saturating_add(1)
+            .max(1024)
+            .checked_next_power_of_two()
+            .unwrap_or(1024);
         Forwarding {
             scratch,
-            slots: scratch.alloc_slice_fill_copy(1024, (0, 0)),
+            slots: scratch.alloc_slice_fill_copy(slots, (0, 0)),
             len: 0,
-            bytes: 1024 * size_of::<(usize, usize)>(),
+            bytes: slots * size_of::<(usize, usize)>(),
         }
     }
 
@@ -1045,6 +1157,15 @@ fn stress_copies() -> bool {
         })
 }
 
+/// What a [`mark`] found reachable.
+#[derive(Debug)]
+struct Marked {
+    /// Bytes of the objects, counted as the heap charges them.
+    bytes: usize,
+    /// The objects.
+    objects: usize,
+}
+
 /// Finds the bytes of the objects of the space (`from`, its chunks,
 /// sorted) that `roots` still reach, without copying or changing
 /// anything: a bit per 8 bytes of the chunks, and an explicit stack.
@@ -1056,7 +1177,8 @@ fn mark<'h>(
     from: &[(usize, usize)],
     budget: &crate::budget::Budget,
     roots: &mut dyn Roots<'h>,
-) -> crate::error::Result<Option<usize>> {
+    limit: usize,
+) -> crate::error::Result<Option<Marked>> {
     let mut first = Vec::with_capacity(from.len());
     let mut words = 0;
     for &(start, end) in from {
@@ -1068,7 +1190,9 @@ fn mark<'h>(
     }
     let mut bits = vec![0u64; words];
     let mut stack: Vec<Value<'h>> = Vec::new();
-    let (mut kept, mut objects) = (0usize, 0usize);
+    let kept = Cell::new(0usize);
+    let marked = Cell::new(0usize);
+    let mut objects = 0usize;
     let mut failed = None;
     let mut visit = |v: Value<'h>, stack: &mut Vec<Value<'h>>| {
         let Some(a) = address(v) else { return };
@@ -1080,7 +1204,8 @@ fn mark<'h>(
         let (word, mask) = (bit / 64, 1u64 << (bit % 64));
         if bits[word] & mask == 0 {
             bits[word] |= mask;
-            kept += object_bytes(v);
+            kept.set(kept.get() + object_bytes(v));
+            marked.set(marked.get() + 1);
             // A string, bytes, big int or range refers to nothing.
             if matches!(v, Value::List(_) | Value::Dict(_) | Value::Cell(_)) || is_aggregate(v) {
                 stack.push(v);
@@ -1088,11 +1213,15 @@ fn mark<'h>(
         }
     };
     roots.each_root(&mut |root| {
-        if failed.is_some() {
+        if failed.is_some() || kept.get() > limit {
             return;
         }
         visit(*root, &mut stack);
         while let Some(v) = stack.pop() {
+            if kept.get() > limit {
+                stack.clear();
+                return;
+            }
             objects += 1;
             if objects.is_multiple_of(CHECK_EVERY) {
                 if let Err(e) = budget.check_time() {
@@ -1129,7 +1258,10 @@ fn mark<'h>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(Some(kept)),
+        None => Ok(Some(Marked {
+            bytes: kept.get(),
+            objects: marked.get(),
+        })),
     }
 }
 
@@ -1154,4 +1286,44 @@ pub(crate) fn hashes_by_address(v: Value<'_>) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arena_copied_out_of_is_kept_emptied_when_small_and_given_back_on_release() {
+        let space = Space::new(Bump::new());
+        // Two chunks: the spare keeps the newest, the larger, emptied.
+        let old = Bump::with_capacity(64 << 10);
+        for _ in 0..300 {
+            old.alloc([7u64; 64]);
+        }
+        // SAFETY: nothing allocates in `old` while its chunks are listed.
+        let chunks = unsafe { old.iter_allocated_chunks_raw() }.count();
+        assert!(chunks >= 2, "{chunks} chunks");
+        // SAFETY: as above.
+        let newest = unsafe { old.iter_allocated_chunks_raw() }
+            .next()
+            .map(|(p, l)| (p as usize, l))
+            .expect("a chunk");
+        keep_spare(&space, old);
+        let spare = space.spare.take().expect("kept");
+        assert_eq!(spare.touched, newest);
+        // SAFETY: nothing allocates in the spare while it is listed.
+        assert_eq!(unsafe { spare.bump.iter_allocated_chunks_raw() }.count(), 1);
+        // It takes allocations again, from its start.
+        let x = spare.bump.alloc(5u64);
+        assert_eq!(*x, 5);
+        space.spare.set(Some(spare));
+        space.release_spare();
+        assert!(space.spare.take().is_none());
+
+        // An arena of more than SPARE_MAX bytes of chunks is given back.
+        let big = Bump::with_capacity(SPARE_MAX + (64 << 10));
+        big.alloc(1u8);
+        keep_spare(&space, big);
+        assert!(space.spare.take().is_none());
+    }
 }

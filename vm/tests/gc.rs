@@ -332,9 +332,10 @@ fn the_heap_limit_bounds_live_values() {
 
 /// A collection that finds most of the heap still reachable is put off
 /// instead of copying it (the copy would free little): a program that
-/// keeps nearly all it builds past the first collection's 16 MiB runs
-/// without a copy, its values intact; a program that makes as much
-/// garbage is still collected. (Under `gc-stress` every other such
+/// keeps nearly all it builds runs without a copy, its values intact —
+/// the early first collection gives up after marking an eighth, the one
+/// at 16 MiB finds nearly all reachable; a program that makes as much
+/// garbage is collected every 1.5 MiB, about 50 times. (Under `gc-stress` every other such
 /// collection copies anyway, so only the results are compared there.)
 #[test]
 fn a_collection_that_would_free_little_is_put_off() {
@@ -354,7 +355,7 @@ fn a_collection_that_would_free_little_is_put_off() {
     let got = execute(churner, &[], &Caps, &limits(512 << 20), None);
     let want: u64 = (0..400000u64).map(|i| i + 1).sum();
     assert_eq!(got.map(|d| d.to_json_string()), Ok(want.to_string()));
-    assert!(collections_on_this_thread() - before >= 1);
+    assert!(collections_on_this_thread() - before >= 30);
 }
 
 /// A paused execution keeps its values: they survive the pause and the
