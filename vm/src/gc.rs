@@ -59,6 +59,8 @@ pub struct Space {
     /// The arena a collection gave up, emptied but with its pages kept
     /// (see [`SPARE_MAX`]): the next collection copies into it.
     spare: Cell<Option<Spare>>,
+    /// Objects the last collection copied.
+    copied: Cell<usize>,
 }
 
 /// An emptied arena kept by a [`Space`], with the part of its chunk that
@@ -90,6 +92,7 @@ impl Space {
         Space {
             bump: UnsafeCell::new(bump),
             spare: Cell::new(None),
+            copied: Cell::new(0),
         }
     }
 
@@ -240,9 +243,10 @@ pub(crate) unsafe fn collect<'h>(
     // the values were charged): a copy would free little and cost much (it
     // is as large as what is kept, in fresh pages); the collection is put
     // off instead, when the budget allows. Marking only reads.
-    // With a mark, the table of copied objects is made as large as their
-    // number needs at once.
-    let mut expected = 0;
+    // The table of copied objects is made as large as their number needs
+    // at once: found by the mark, else as many as the last collection
+    // copied.
+    let mut expected = space.copied.get();
     if budget.worth_marking() {
         let limit = budget.probe_limit(values);
         let m = mark(&from, budget, roots, limit)?;
@@ -268,7 +272,10 @@ pub(crate) unsafe fn collect<'h>(
     // The copy and its bookkeeping must fit beside the old arena.
     let room = budget.collection_room();
     // Room for the copy and what the program allocates until the next
-    // collection, as a rule: a kept arena when its chunk is that large.
+    // collection, as a rule, in one chunk (its untouched pages cost
+    // nothing): a small arena can then be kept as the spare and copied
+    // into again (see `keep_spare`). A kept arena is taken when its chunk
+    // is that large.
     let capacity = used
         .saturating_add(used / 4)
         .clamp(4 << 10, room.max(4 << 10));
@@ -325,6 +332,7 @@ pub(crate) unsafe fn collect<'h>(
         };
     }
     let live = copier.live;
+    space.copied.set(copier.objects);
     let done = Collected::Done {
         live,
         objects: copier.objects,
