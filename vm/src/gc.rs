@@ -244,9 +244,9 @@ pub(crate) unsafe fn collect<'h>(
     // is as large as what is kept, in fresh pages); the collection is put
     // off instead, when the budget allows. Marking only reads.
     // The table of copied objects is made as large as their number needs
-    // at once: found by the mark, else as many as the last collection
-    // copied.
-    let mut expected = space.copied.get();
+    // at once: found by the mark, else twice as many as the last
+    // collection copied (the heap has grown by twice what it kept since).
+    let mut expected = space.copied.get().saturating_mul(2);
     if budget.worth_marking() {
         let limit = budget.probe_limit(values);
         let m = mark(&from, budget, roots, limit)?;
@@ -294,11 +294,11 @@ pub(crate) unsafe fn collect<'h>(
         to: &to,
         space: space.bump(),
         heap,
-        // A table too large for the room starts small, and the copy stops
-        // when its growth no longer fits.
+        // A table of more than about a sixth of the room starts small
+        // instead, and the copy stops when its growth no longer fits.
         moved: Forwarding::new(
             &scratch,
-            if expected.saturating_mul(64) <= room {
+            if expected.saturating_mul(256) <= room {
                 expected
             } else {
                 0
