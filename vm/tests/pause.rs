@@ -395,3 +395,45 @@ fn thousands_of_paused_executions_at_once() {
         }
     }
 }
+
+/// A program that makes garbage between its calls is collected into the
+/// arena the last collection emptied; a host that releases the stack at
+/// each pause gives that arena back too. Values and results stay right,
+/// released or not, and collections happen between the pauses.
+#[test]
+fn collections_between_pauses_survive_releasing_the_kept_arena() {
+    let src = r#"
+def main():
+    total = 0
+    keep = []
+    for r in range(6):
+        n = 0
+        for i in range(40000):
+            s = "item-" + str(i)
+            n += len(s)
+        keep.append("r%d" % r)
+        total += t.get(n=n)["v"]
+    return [total, keep]
+"#;
+    let per_round: i64 = (0..40000)
+        .map(|i: i64| 5 + i.to_string().len() as i64)
+        .sum();
+    let want = Data::List(vec![
+        Data::Int(6 * 10 * per_round),
+        Data::List((0..6).map(|r| Data::Str(format!("r{r}"))).collect()),
+    ]);
+    for release in [false, true] {
+        let before = codemode_vm::collections_on_this_thread();
+        let limits = Limits {
+            max_steps: 100_000_000,
+            ..Limits::default()
+        };
+        let (calls, result) = drive_releasing(src, limits, release);
+        assert_eq!(calls.len(), 6);
+        assert_eq!(result, Ok(want.clone()), "release {release}");
+        assert!(
+            codemode_vm::collections_on_this_thread() - before >= 6,
+            "release {release}"
+        );
+    }
+}
