@@ -1321,9 +1321,17 @@ mod tests {
         assert_eq!(spare.touched, newest);
         // SAFETY: nothing allocates in the spare while it is listed.
         assert_eq!(unsafe { spare.bump.iter_allocated_chunks_raw() }.count(), 1);
-        // It takes allocations again, from its start.
+        // It takes allocations again, from the end of the part that was
+        // touched (bumpalo fills a chunk downwards): so `touched`, which
+        // a release gives back, is the chunk it kept, not a freed one.
         let x = spare.bump.alloc(5u64);
         assert_eq!(*x, 5);
+        let at = x as *const u64 as usize;
+        assert!(
+            (spare.touched.0..spare.touched.0 + spare.touched.1).contains(&at),
+            "{at:#x} outside {:?}",
+            spare.touched
+        );
         space.spare.set(Some(spare));
         space.release_spare();
         assert!(space.spare.take().is_none());
