@@ -38,9 +38,9 @@
 //!   in place after its keys moved.
 //!
 //! The `gc-stress` feature collects at every safe point and overwrites the
-//! old arena before giving it back, so that a root missed anywhere reads
-//! garbage at once (and fails under AddressSanitizer or a test) instead of
-//! reading a stale but intact copy.
+//! old arena before giving it back (or keeping it for the next copy), so
+//! that a root missed anywhere reads garbage at once (and fails under
+//! AddressSanitizer or a test) instead of reading a stale but intact copy.
 
 use crate::heap::Heap;
 use crate::value::*;
