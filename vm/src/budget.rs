@@ -455,7 +455,7 @@ impl Budget {
     }
 
     /// The most bytes the mark of the collection due may find reachable
-    /// before it gives up: a quarter of `values` (what the values were
+    /// before it gives up: an eighth of `values` (what the values were
     /// charged) for the first, early collection when a later one is still
     /// to come (then [`Budget::probe_gave_up`]); no bound for the others.
     /// A program that keeps what it makes pays for a short look, not a

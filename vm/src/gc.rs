@@ -151,9 +151,7 @@ impl Drop for Space {
     fn drop(&mut self) {
         let bump = std::mem::take(self.bump.get_mut());
         crate::arena_pool::POOL.give_back(bump);
-        if let Some(spare) = self.spare.take() {
-            spare.release();
-        }
+        self.release_spare();
     }
 }
 
@@ -239,14 +237,14 @@ pub(crate) unsafe fn collect<'h>(
         from.push((ptr as usize, ptr as usize + len));
     }
     from.sort_unstable();
-    // Most of the space still reachable (more than three quarters of what
-    // the values were charged): a copy would free little and cost much (it
-    // is as large as what is kept, in fresh pages); the collection is put
-    // off instead, when the budget allows. Marking only reads.
     // The table of copied objects is made as large as their number needs
     // at once: found by the mark, else twice as many as the last
     // collection copied (the heap has grown by twice what it kept since).
     let mut expected = space.copied.get().saturating_mul(2);
+    // Most of the space still reachable (more than three quarters of what
+    // the values were charged): a copy would free little and cost much (it
+    // is as large as what is kept, in fresh pages); the collection is put
+    // off instead, when the budget allows. Marking only reads.
     if budget.worth_marking() {
         let limit = budget.probe_limit(values);
         let m = mark(&from, budget, roots, limit)?;
@@ -1166,7 +1164,6 @@ fn stress_copies() -> bool {
 }
 
 /// What a [`mark`] found reachable.
-#[derive(Debug)]
 struct Marked {
     /// Bytes of the objects, counted as the heap charges them.
     bytes: usize,
