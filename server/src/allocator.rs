@@ -24,6 +24,18 @@
 //! resident beyond what it holds; the unused capacity of a vector is never
 //! touched and never resident. Growing a large block remaps its pages
 //! instead of copying them.
+//!
+//! Which end is filled first decides where a block lies in its mapping
+//! (a whole number of huge pages, so a block of another size leaves part
+//! of one unused). A vector, filled from its start, lies at the mapping's
+//! start. An arena chunk, filled from its top down, lies at the mapping's
+//! end ([`at_top`]): at its start, the first byte written would fault in
+//! a huge page of which only the part below the chunk's top is used, up
+//! to 2 MiB resident for nothing in every chunk whose size is not a
+//! multiple of 2 MiB (a to-space sized to what a collection copies, a
+//! chunk sized to one large block). Only the huge pages such a chunk
+//! covers at least half of are advised; the part of one below it keeps
+//! 4 KiB pages, which its last allocations fault in one by one.
 
 use mimalloc::MiMalloc;
 use std::alloc::{GlobalAlloc, Layout};
@@ -54,6 +66,26 @@ fn mapped_len(size: usize) -> usize {
     size.div_ceil(HUGE_PAGE) * HUGE_PAGE
 }
 
+/// Whether a large block of `layout` is an arena chunk, which bumpalo
+/// fills from its top down: bumpalo aligns its chunks to 16 bytes, which
+/// no vector or string of the program asks for (a value is aligned to 8).
+#[inline]
+fn at_top(layout: Layout) -> bool {
+    layout.align() == 16
+}
+
+/// Where a large block of `layout` starts in its mapping: at the start,
+/// or so that it ends within 16 bytes of the mapping's end ([`at_top`]),
+/// at a multiple of 16.
+#[inline]
+fn offset(layout: Layout) -> usize {
+    if at_top(layout) {
+        (mapped_len(layout.size()) - layout.size()) & !15
+    } else {
+        0
+    }
+}
+
 // SAFETY: every block is served by exactly one of mimalloc and the
 // mapping functions, and which one is decided by its layout alone
 // (`is_large`), which `GlobalAlloc`'s callers pass back unchanged on
@@ -63,7 +95,7 @@ unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if is_large(layout) {
-            map(mapped_len(layout.size()))
+            map_block(layout)
         } else {
             // SAFETY: the caller's contract, passed on.
             unsafe { MiMalloc.alloc(layout) }
@@ -74,7 +106,7 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if is_large(layout) {
             // A fresh anonymous mapping reads as zeros.
-            map(mapped_len(layout.size()))
+            map_block(layout)
         } else {
             // SAFETY: the caller's contract, passed on.
             unsafe { MiMalloc.alloc_zeroed(layout) }
@@ -84,9 +116,10 @@ unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if is_large(layout) {
-            // SAFETY: `ptr` is a mapping of this length made by `map` or
-            // `remap` (the caller's contract and the test above).
-            unsafe { unmap(ptr, mapped_len(layout.size())) }
+            // SAFETY: `ptr` is the block `place` put at this offset in a
+            // mapping of this length made by `map` or `remap` (the
+            // caller's contract and the test above).
+            unsafe { unmap(ptr.sub(offset(layout)), mapped_len(layout.size())) }
         } else {
             // SAFETY: the caller's contract, passed on.
             unsafe { MiMalloc.dealloc(ptr, layout) }
@@ -101,9 +134,13 @@ unsafe impl GlobalAlloc for Allocator {
             // SAFETY: the caller's contract, passed on.
             (false, false) => unsafe { MiMalloc.realloc(ptr, layout, new_size) },
             // SAFETY: `ptr` is a mapping of the old length (as in
-            // `dealloc`).
-            (true, true) => unsafe { remap(ptr, mapped_len(layout.size()), mapped_len(new_size)) },
-            // Between the two kinds: a new block, the contents copied.
+            // `dealloc`), the block at its start.
+            (true, true) if !at_top(layout) => unsafe {
+                remap(ptr, mapped_len(layout.size()), mapped_len(new_size))
+            },
+            // Between the two kinds, or a block at the top of its mapping
+            // (which moves within it as it grows): a new block, the
+            // contents copied.
             _ => {
                 // SAFETY: `new_layout` is valid (above).
                 let new = unsafe { self.alloc(new_layout) };
@@ -122,7 +159,33 @@ unsafe impl GlobalAlloc for Allocator {
     }
 }
 
-/// A new anonymous mapping of `len` bytes advised for huge pages, or null.
+/// A large block of `layout` in a mapping of its own (see [`offset`]),
+/// advised for huge pages where it covers them whole, or null.
+fn map_block(layout: Layout) -> *mut u8 {
+    let len = mapped_len(layout.size());
+    let off = offset(layout);
+    let p = map(len);
+    if p.is_null() {
+        return p;
+    }
+    // The huge page the block starts in is advised when the block covers
+    // at least half of it (a chunk a few bytes short of 2 MiB covers it
+    // all but its allocator's record).
+    let advised = if off % HUGE_PAGE <= HUGE_PAGE / 2 {
+        off - off % HUGE_PAGE
+    } else {
+        off.next_multiple_of(HUGE_PAGE)
+    };
+    if advised < len {
+        // SAFETY: `advised < len`, inside the mapping.
+        advise_huge(unsafe { p.add(advised) }, len - advised);
+    }
+    // SAFETY: the offset is less than the mapping's length, which is at
+    // least the block's size beyond it (`offset`).
+    unsafe { p.add(off) }
+}
+
+/// A new anonymous mapping of `len` bytes, or null.
 #[cfg(target_os = "linux")]
 fn map(len: usize) -> *mut u8 {
     // SAFETY: an anonymous private mapping at an address of the kernel's
@@ -140,19 +203,22 @@ fn map(len: usize) -> *mut u8 {
     if p == libc::MAP_FAILED {
         return std::ptr::null_mut();
     }
-    advise_huge(p, len);
     p.cast()
 }
 
-/// Advises huge pages for a mapping; the advice is only a hint, and a
-/// kernel without it leaves 4 KiB pages.
+/// Advises huge pages for part of a mapping; the advice is only a hint,
+/// and a kernel without it leaves 4 KiB pages.
 #[cfg(target_os = "linux")]
-fn advise_huge(p: *mut libc::c_void, len: usize) {
-    // SAFETY: `p..p + len` is a mapping of ours; advice changes no contents.
+fn advise_huge(p: *mut u8, len: usize) {
+    // SAFETY: `p..p + len` is in a mapping of ours; advice changes no
+    // contents.
     unsafe {
-        libc::madvise(p, len, libc::MADV_HUGEPAGE);
+        libc::madvise(p.cast(), len, libc::MADV_HUGEPAGE);
     }
 }
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge(_: *mut u8, _: usize) {}
 
 /// Unmaps a mapping made by [`map`] or [`remap`].
 ///
@@ -279,6 +345,46 @@ mod tests {
                 layout = Layout::from_size_align(size, 8).unwrap();
             }
             a.dealloc(p, layout);
+        }
+    }
+
+    /// An arena chunk (aligned to 16) of a size that is no whole number of
+    /// huge pages ends at its mapping's end, a vector at its start; both
+    /// keep their contents through realloc, in either direction.
+    #[test]
+    fn a_chunk_lies_at_the_top_of_its_mapping_and_a_vector_at_the_bottom() {
+        let a = Allocator;
+        for size in [LARGE + 4096, 3 * HUGE_PAGE + 12_352, 5 * HUGE_PAGE - 80] {
+            // SAFETY: each block is written within its size, reallocated
+            // and freed with the layout it was made with.
+            unsafe {
+                let chunk = Layout::from_size_align(size, 16).unwrap();
+                let p = a.alloc_zeroed(chunk);
+                assert!(!p.is_null());
+                let end = p as usize + size;
+                assert_eq!(p as usize % 16, 0);
+                assert!(end.next_multiple_of(HUGE_PAGE) - end < 16, "{size}");
+                let bytes = std::slice::from_raw_parts_mut(p, size);
+                assert!(bytes.iter().all(|&b| b == 0));
+                bytes.fill(0x5A);
+                let q = a.realloc(p, chunk, size + HUGE_PAGE);
+                assert!(!q.is_null());
+                assert!(std::slice::from_raw_parts(q, size)
+                    .iter()
+                    .all(|&b| b == 0x5A));
+                let grown = Layout::from_size_align(size + HUGE_PAGE, 16).unwrap();
+                let r = a.realloc(q, grown, 100);
+                assert!(std::slice::from_raw_parts(r, 100)
+                    .iter()
+                    .all(|&b| b == 0x5A));
+                a.dealloc(r, Layout::from_size_align(100, 16).unwrap());
+
+                let vector = Layout::from_size_align(size, 8).unwrap();
+                let v = a.alloc(vector);
+                assert_eq!(v as usize % HUGE_PAGE, 0, "{size}");
+                std::ptr::write_bytes(v, 0x33, size);
+                a.dealloc(v, vector);
+            }
         }
     }
 

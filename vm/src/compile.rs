@@ -433,7 +433,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             }
             ExprKind::ListComp { body, clauses } => {
                 self.emit(Instr::MakeList { dst, base: 0, n: 0 }, pos)?;
-                self.comprehension(clauses, dst, &|c, acc| {
+                // With one `for` and no `if`, the list gets an element per
+                // iteration: its loop gives it room for all at once.
+                let fill = match clauses {
+                    [Clause::For { .. }] => dst,
+                    _ => NO_FILL,
+                };
+                self.comprehension(clauses, dst, fill, &|c, acc| {
                     let v = c.operand_reg(body)?;
                     c.emit(Instr::ListAppend { list: acc, src: v }, body.span.start)?;
                     Ok(())
@@ -447,7 +453,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             } => {
                 self.emit(Instr::MakeDict { dst, n: 0 }, pos)?;
                 let colon = *colon;
-                self.comprehension(clauses, dst, &|c, acc| {
+                self.comprehension(clauses, dst, NO_FILL, &|c, acc| {
                     let k = c.operand_reg(key)?;
                     let v = c.operand_reg(value)?;
                     c.emit(
@@ -792,11 +798,13 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
     }
 
     /// Compiles the clauses of a comprehension around `body`, which adds
-    /// one element to the accumulator in register `acc`.
+    /// one element to the accumulator in register `acc`; `fill` is the
+    /// first loop's (see [`Instr::IterStart`]).
     fn comprehension(
         &mut self,
         clauses: &'h [Clause<'h>],
         acc: Reg,
+        fill: Reg,
         body: &dyn Fn(&mut Self, Reg) -> Result<()>,
     ) -> Result<()> {
         let Some((first, rest)) = clauses.split_first() else {
@@ -807,7 +815,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
             Clause::If { cond, if_pos } => {
                 let c = self.operand_reg(cond)?;
                 let jf = self.emit(Instr::JumpIfFalse { cond: c, to: 0 }, *if_pos)?;
-                self.comprehension(rest, acc, body)?;
+                self.comprehension(rest, acc, NO_FILL, body)?;
                 self.patch(jf);
             }
             Clause::For {
@@ -818,7 +826,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                 let mark = self.next_reg;
                 let src = self.operand_reg(iter)?;
                 let it = self.temps(ITER_REGS, *for_pos)?;
-                self.emit(Instr::IterStart { dst: it, src }, *for_pos)?;
+                self.emit(Instr::IterStart { dst: it, src, fill }, *for_pos)?;
                 let direct = self.plain_local(vars);
                 let dst = match direct {
                     Some(r) => r,
@@ -830,7 +838,7 @@ impl<'h, 'e> FnCompiler<'h, 'e> {
                     Some(r) => self.bound[r as usize] = true,
                     None => self.assign_from(vars, dst, *for_pos)?,
                 }
-                self.comprehension(rest, acc, body)?;
+                self.comprehension(rest, acc, NO_FILL, body)?;
                 self.patch(to_test);
                 self.emit(
                     Instr::ForNext {

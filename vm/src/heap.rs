@@ -26,6 +26,9 @@ fn text_bytes(len: usize) -> usize {
     len.saturating_add(7) & !7
 }
 
+/// The least room [`Heap::presize`] gives a list as a chunk of its own.
+const PRESIZE_OWN_CHUNK: usize = 1 << 20;
+
 /// Allocation in the arena of one execution, charged to its budget.
 #[derive(Clone, Copy)]
 pub struct Heap<'h> {
@@ -350,16 +353,72 @@ impl<'h> Heap<'h> {
     }
 
     /// Makes room for `extra` more values in `v`, charging any growth. The
-    /// whole new block is charged: the arena keeps the old one when it
-    /// cannot grow it in place.
+    /// whole new block is charged before it is made; when the arena grew
+    /// the old block in place (it was the newest allocation of its chunk),
+    /// the old block's charge is given back, for it is part of the new one.
     pub fn reserve(&self, v: &mut BumpVec<'h, Value<'h>>, extra: usize) -> Result<()> {
         let need = v.len().saturating_add(extra);
         if need > v.capacity() {
             let new_cap = need.max(v.capacity().saturating_mul(2)).max(4);
-            self.charge(new_cap.saturating_mul(size_of::<Value>()))?;
-            v.reserve_exact(new_cap - v.len());
+            self.grow_to(v, new_cap)?;
         }
         Ok(())
+    }
+
+    /// Gives `v` a capacity of `cap` values (more than it has), charged as
+    /// [`Heap::reserve`] says.
+    fn grow_to(&self, v: &mut BumpVec<'h, Value<'h>>, cap: usize) -> Result<()> {
+        self.charge(cap.saturating_mul(size_of::<Value>()))?;
+        v.reserve_exact(cap - v.len());
+        Ok(())
+    }
+
+    /// Gives `list`, when it is an empty list that never had room (a
+    /// comprehension's, just made), room for as many values as `over` has
+    /// (a list, tuple, dict or range): the comprehension appends one per
+    /// element, and its list is then made once, at its size, instead of
+    /// growing by doubling through blocks the arena keeps until the next
+    /// collection. Nothing is done when that room would take more than
+    /// half of what the heap may still charge (the list grows as it goes,
+    /// and collections can run meanwhile).
+    ///
+    /// The arena's chunks double, and once large their sizes are whole
+    /// huge pages (see [`crate::gc::Space::widen`]; the binary maps each
+    /// large chunk on its own). A block too large for the chunk the arena
+    /// would make next becomes a chunk of its own: one of at least 1 MiB
+    /// is then given the room of a whole number of huge pages (the rest of
+    /// its last one is capacity never written, so never resident), so
+    /// that the chunks after it stay whole huge pages; a smaller one is
+    /// not made (the list grows as it goes).
+    pub fn presize(&self, list: Value<'h>, over: Value<'h>) {
+        let Value::List(l) = list else { return };
+        let n = match over {
+            Value::List(x) => x.len(),
+            Value::Tuple(t) => t.items.len(),
+            Value::Dict(d) => d.len(),
+            Value::Range(r) => usize::try_from(r.len()).unwrap_or(usize::MAX),
+            _ => return,
+        };
+        let mut items = l.items.borrow_mut();
+        if n == 0 || items.capacity() != 0 {
+            return;
+        }
+        let mut bytes = n.saturating_mul(size_of::<Value>());
+        // With chunks that double, the next is about as large as all the
+        // ones before it together.
+        if bytes > self.bump.chunk_capacity() && bytes > self.bump.allocated_bytes() {
+            if bytes < PRESIZE_OWN_CHUNK {
+                return;
+            }
+            // bumpalo makes a chunk of the block and its own record, less
+            // than a page, rounded up to pages.
+            bytes = (bytes + 4096).next_multiple_of(crate::gc::WIDE_CHUNK) - 4096;
+        }
+        if bytes > self.budget.heap_left() / 2 {
+            return;
+        }
+        // The charge fits: checked above.
+        let _ = self.grow_to(&mut items, bytes / size_of::<Value>());
     }
 
     /// Appends `x` to `v`, charging any growth.
@@ -499,5 +558,103 @@ mod tests {
         for bad in [&[3usize][..], &[1, 0], &[0, 1], &[usize::MAX]] {
             assert!(heap.str_replaced(b"abcd", bad, 2, b"x").is_err(), "{bad:?}");
         }
+    }
+
+    fn capacity(list: Value<'_>) -> usize {
+        match list {
+            Value::List(l) => l.items.borrow().capacity(),
+            _ => panic!("not a list"),
+        }
+    }
+
+    #[test]
+    fn a_comprehension_list_gets_room_for_what_it_iterates_at_once() {
+        // Room for all of them in the arena's chunk.
+        let bump = Bump::with_capacity(64 << 10);
+        let budget = Budget::new(Limits::default(), Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        let range = |n: i64| {
+            Value::Range(
+                heap.alloc(RangeObj {
+                    start: 0,
+                    stop: n,
+                    step: 1,
+                })
+                .unwrap(),
+            )
+        };
+        let three = heap
+            .list(&[Value::Int(1), Value::Int(2), Value::Int(3)])
+            .unwrap();
+        let pair = heap.tuple(&[Value::None, Value::None]).unwrap();
+        for (over, n) in [(range(1000), 1000), (three, 3), (pair, 2)] {
+            let l = heap.list_from_vec(BumpVec::new_in(&bump)).unwrap();
+            let before = budget.heap_bytes();
+            heap.presize(l, over);
+            assert_eq!(capacity(l), n);
+            // Charged as a block of that many values.
+            assert_eq!(budget.heap_bytes() - before, n * size_of::<Value>());
+        }
+        // Not a list that has room already, not an empty iterable, not an
+        // iterable of no known length, not a target that is no list.
+        let grown = heap.list(&[Value::None]).unwrap();
+        heap.presize(grown, range(100));
+        assert_eq!(capacity(grown), 1);
+        for over in [range(0), Value::None] {
+            let l = heap.list_from_vec(BumpVec::new_in(&bump)).unwrap();
+            heap.presize(l, over);
+            assert_eq!(capacity(l), 0);
+        }
+        heap.presize(Value::None, range(10));
+        // Not past half of what the heap may still charge: the list grows
+        // as it goes instead.
+        let l = heap.list_from_vec(BumpVec::new_in(&bump)).unwrap();
+        let n = budget.heap_left() / size_of::<Value>() / 2 + 1;
+        heap.presize(l, range(n as i64));
+        assert_eq!(capacity(l), 0);
+    }
+
+    #[test]
+    fn a_large_comprehension_list_is_a_whole_number_of_huge_pages() {
+        let bump = Bump::new();
+        let budget = Budget::new(Limits::default(), Instant::now(), None);
+        let heap = Heap::new(&bump, &budget);
+        let over = Value::Range(
+            heap.alloc(RangeObj {
+                start: 0,
+                stop: 100_000,
+                step: 1,
+            })
+            .unwrap(),
+        );
+        // 1.6 MB, more than the arena has: a chunk of its own, whose block
+        // is rounded up to 2 MiB less a page.
+        let l = heap.list_from_vec(BumpVec::new_in(&bump)).unwrap();
+        heap.presize(l, over);
+        let bytes = capacity(l) * size_of::<Value>();
+        assert_eq!(bytes, (2 << 20) - 4096);
+        // The chunk bumpalo made for it, with its record, is no larger than
+        // 2 MiB, a mapping of one huge page (besides it, the arena has the
+        // small chunk of the range).
+        assert!(
+            bump.allocated_bytes() <= (2 << 20) + 1024,
+            "{}",
+            bump.allocated_bytes()
+        );
+        // A list of less than 1 MiB that does not fit (in an arena with no
+        // chunk yet) is left to grow instead.
+        let fresh = Bump::new();
+        let heap = Heap::new(&fresh, &budget);
+        let l = heap.list_from_vec(BumpVec::new_in(&fresh)).unwrap();
+        let over = Value::Range(
+            heap.alloc(RangeObj {
+                start: 0,
+                stop: 20_000,
+                step: 1,
+            })
+            .unwrap(),
+        );
+        heap.presize(l, over);
+        assert_eq!(capacity(l), 0);
     }
 }

@@ -29,6 +29,10 @@ pub const MAX_OPERAND: usize = 0x7fff;
 /// [`Instr::IterStart`].
 pub const ITER_REGS: usize = 3;
 
+/// The `fill` of an [`Instr::IterStart`] that fills no list (no register
+/// is numbered this high: see [`MAX_OPERAND`]).
+pub const NO_FILL: Reg = Reg::MAX;
+
 /// The most keys of a [`Instr::MakeRecord`]: the dicts that are searched
 /// without an index (see [`crate::dict`]).
 pub const RECORD_KEYS: usize = 8;
@@ -296,10 +300,14 @@ pub enum Instr {
     /// a range is iterated in the registers themselves (`r[dst]` the next
     /// int, `r[dst+1]` how many are left, `r[dst+2]` the step); anything
     /// else gets an iterator object in `r[dst]`, and a list or dict is
-    /// marked as iterated.
+    /// marked as iterated. `fill`, unless [`NO_FILL`], is the list a
+    /// comprehension appends to once per iteration: made empty just
+    /// before, it is given room for every element at once when `r[src]`
+    /// tells its length (see [`crate::heap::Heap::presize`]).
     IterStart {
         dst: Reg,
         src: Reg,
+        fill: Reg,
     },
     /// `r[dst] = next(r[iter]); pc = body`, or fall through when the
     /// iteration is exhausted (the test at the bottom of an inverted loop).
@@ -797,7 +805,10 @@ impl Code<'_> {
             Jump { to } => format!("jump {to}"),
             JumpIfFalse { cond, to } => format!("jumpiffalse r{cond} {to}"),
             JumpIfTrue { cond, to } => format!("jumpiftrue r{cond} {to}"),
-            IterStart { dst, src } => format!("iterstart r{dst} = r{src}"),
+            IterStart { dst, src, fill } if *fill == NO_FILL => {
+                format!("iterstart r{dst} = r{src}")
+            }
+            IterStart { dst, src, fill } => format!("iterstart r{dst} = r{src} fill r{fill}"),
             ForNext { iter, dst, body } => format!("fornext r{dst} = next r{iter} then {body}"),
             IterEnd { iter } => format!("iterend r{iter}"),
             Call { dst, base, site } => {

@@ -171,9 +171,12 @@ fn verify_one(code: &Code<'_>) -> Result<()> {
                 reg(pc, cond)?;
                 target(pc, to)?;
             }
-            IterStart { dst, src } => {
+            IterStart { dst, src, fill } => {
                 range(pc, dst, ITER_REGS)?;
                 reg(pc, src)?;
+                if fill != NO_FILL {
+                    reg(pc, fill)?;
+                }
             }
             ForNext { iter, dst, body } => {
                 range(pc, iter, ITER_REGS)?;

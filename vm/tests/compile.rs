@@ -126,7 +126,7 @@ fn an_assignment_uses_a_temporary_only_when_it_must() {
             "makelist r3 = r0..+0",
             "const r6 = <builtin_function_or_method>",
             "call r5 = r6(npos 1, names [], star false, starstar false; r7 = 3)",
-            "iterstart r6 = r5",
+            "iterstart r6 = r5 fill r3",
             "jump 12",
             "listappend r3 += r2",
             "fornext r2 = next r6 then 11",
@@ -251,4 +251,42 @@ fn folding_looks_a_bounded_depth_into_an_expression() {
     assert_eq!(fold(8), vec!["const r0 = 8", "return None"]);
     let long = fold(150);
     assert_eq!(long.iter().filter(|l| l.starts_with("add ")).count(), 149);
+}
+
+#[test]
+fn only_a_comprehension_of_one_loop_and_no_condition_fills_its_list() {
+    // Such a list gets an element per iteration, so its loop gives it room
+    // for all at once; with a condition or a second loop it would get
+    // fewer or more, and neither loop does. A `for` statement fills none.
+    let starting = |prefix: &'static str, src: &str| -> Vec<String> {
+        let listing = disassemble(src, &[]).unwrap();
+        body_of(&listing, "main")
+            .into_iter()
+            .filter(|l| l.starts_with(prefix))
+            .collect()
+    };
+    let loops = |src: &str| starting("iterstart", src);
+    let src = "def main():\n    return [v for v in (1, 2)]\n";
+    let one = loops(src);
+    let made = starting("makelist", src);
+    assert_eq!((one.len(), made.len()), (1, 1));
+    // `makelist rN = ...` and `iterstart ... fill rN`.
+    let list = made[0].split(' ').nth(1).unwrap();
+    assert!(
+        one[0].ends_with(&format!(" fill {list}")),
+        "{one:?} {made:?}"
+    );
+    for src in [
+        "def main():\n    return [v for v in [1, 2] if v]\n",
+        "def main():\n    return [v for v in [1, 2] for w in [3]]\n",
+        "def main():\n    return {v: 1 for v in [1, 2]}\n",
+        "def main():\n    x = []\n    for v in [1, 2]:\n        x.append(v)\n    return x\n",
+    ] {
+        let found = loops(src);
+        assert!(!found.is_empty(), "{src}");
+        assert!(
+            found.iter().all(|l| !l.contains("fill")),
+            "{src}: {found:?}"
+        );
+    }
 }

@@ -295,7 +295,7 @@ def main():
     for i in range(20000):
         t = (t, i)
         l = [l]
-    churn(150)
+    churn(300)
     depth = 0
     for _ in range(30000):
         if len(t) == 0:

@@ -68,7 +68,14 @@ impl<'h> FnCompiler<'h, '_> {
                 // into the body, so an iteration costs no extra jump.
                 let src = self.operand_reg(iter)?;
                 let it = self.temps(ITER_REGS, pos)?;
-                self.emit(Instr::IterStart { dst: it, src }, pos)?;
+                self.emit(
+                    Instr::IterStart {
+                        dst: it,
+                        src,
+                        fill: NO_FILL,
+                    },
+                    pos,
+                )?;
                 let before = self.bound.clone();
                 let direct = self.plain_local(vars);
                 let dst = match direct {

@@ -205,14 +205,25 @@ impl<'h> Thread<'h> {
         Some(fr)
     }
 
-    /// `IterStart { dst, src }`: starts a loop over `r[src]`, its state in
-    /// `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]), `regs` being
-    /// the current frame's registers (`verify` proved `src` and
-    /// `dst..dst+ITER_REGS` registers of it). Starting a loop touches
-    /// neither the registers nor the stack.
+    /// `IterStart { dst, src, fill }`: starts a loop over `r[src]`, its
+    /// state in `r[dst..dst+ITER_REGS]` (see [`Thread::loop_start`]),
+    /// `regs` being the current frame's registers (`verify` proved `src`,
+    /// `dst..dst+ITER_REGS` and any `fill` registers of it); a list a
+    /// comprehension fills is given room first ([`Heap::presize`]).
+    /// Starting a loop touches neither the registers nor the stack.
     #[inline(always)]
-    pub(super) fn start_loop(&mut self, mut regs: Regs<'h>, dst: Reg, src: Reg) -> Result<()> {
-        let r = self.loop_start(*regs.get(src as usize))?;
+    pub(super) fn start_loop(
+        &mut self,
+        mut regs: Regs<'h>,
+        dst: Reg,
+        src: Reg,
+        fill: Reg,
+    ) -> Result<()> {
+        let over = *regs.get(src as usize);
+        if fill != NO_FILL {
+            self.heap.presize(*regs.get(fill as usize), over);
+        }
+        let r = self.loop_start(over)?;
         *regs.array_mut::<ITER_REGS>(dst as usize) = r;
         Ok(())
     }

@@ -428,10 +428,10 @@ impl<'h> Thread<'h> {
                         jump!(body);
                     }
                 }
-                Instr::IterStart { dst, src } => {
-                    // `verify` proved `r[src]` and `r[dst..dst+ITER_REGS]`
-                    // in range.
-                    fast_tri!(self.start_loop(regs, dst, src))
+                Instr::IterStart { dst, src, fill } => {
+                    // `verify` proved `r[src]`, `r[dst..dst+ITER_REGS]` and
+                    // any `r[fill]` in range.
+                    fast_tri!(self.start_loop(regs, dst, src, fill))
                 }
                 Instr::IterEnd { iter } => self.loop_end(reg!(iter)),
                 Instr::Index { dst, x, i, hint } => {

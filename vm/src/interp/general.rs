@@ -443,10 +443,10 @@ impl<'h> Thread<'h> {
                         goto!(to);
                     }
                 }
-                Instr::IterStart { dst, src } => {
-                    // `verify` proved `r[src]` and `r[dst..dst+ITER_REGS]`
-                    // in range.
-                    tri!(self.start_loop(regs, dst, src))
+                Instr::IterStart { dst, src, fill } => {
+                    // `verify` proved `r[src]`, `r[dst..dst+ITER_REGS]` and
+                    // any `r[fill]` in range.
+                    tri!(self.start_loop(regs, dst, src, fill))
                 }
                 Instr::ForNext { iter, dst, body } => {
                     // `verify` proved `r[iter..iter+ITER_REGS]` and `r[dst]`
