@@ -73,7 +73,10 @@ fn int_key_eq(budget: &Budget, e: Value<'_>, i: i64) -> bool {
 /// records loads each dict's header once per lookup, and the header's
 /// size is much of what it waits for.
 pub struct DictMap<'h> {
-    heap: Heap<'h>,
+    /// The arena and budget it grows through (a [`Heap`]'s, kept as its
+    /// two words: a dict object is one cache line).
+    bump: &'h bumpalo::Bump,
+    budget: &'h crate::budget::Budget,
     /// `len` entries in a block of room for `cap` (dangling while `cap`
     /// is 0).
     entries: NonNull<Entry<'h>>,
@@ -88,6 +91,12 @@ pub struct DictMap<'h> {
 }
 
 impl<'h> DictMap<'h> {
+    /// The heap the map grows through.
+    #[inline]
+    fn heap(&self) -> Heap<'h> {
+        Heap::new(self.bump, self.budget)
+    }
+
     pub fn with_capacity(heap: Heap<'h>, n: usize) -> Result<DictMap<'h>> {
         heap.charge(Self::entries_bytes(n))?;
         Ok(Self::with_capacity_charged(heap, n))
@@ -126,7 +135,8 @@ impl<'h> DictMap<'h> {
     #[inline]
     pub(crate) unsafe fn over(heap: Heap<'h>, entries: NonNull<u8>, cap: usize) -> DictMap<'h> {
         DictMap {
-            heap,
+            bump: heap.bump,
+            budget: heap.budget,
             entries: entries.cast(),
             index: NonNull::dangling(),
             len: 0,
@@ -179,7 +189,7 @@ impl<'h> DictMap<'h> {
             return Err(Error::limit(LimitKind::HeapBytes));
         }
         let layout = Layout::array::<T>(n).map_err(|_| Error::limit(LimitKind::HeapBytes))?;
-        Ok(self.heap.bump.alloc_layout(layout).cast())
+        Ok(self.heap().bump.alloc_layout(layout).cast())
     }
 
     pub fn len(&self) -> usize {
@@ -221,7 +231,7 @@ impl<'h> DictMap<'h> {
     /// strings in place, other keys out of line.
     #[inline(always)]
     fn find(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
-        let budget = self.heap.budget;
+        let budget = self.heap().budget;
         match key {
             Value::Str(k) => {
                 if k.text.len() > 64 {
@@ -241,7 +251,7 @@ impl<'h> DictMap<'h> {
     fn find_other(&self, key: Value<'h>, hash: u32) -> Result<Option<usize>> {
         if self.index_len == 0 {
             for (i, e) in self.entries().iter().enumerate() {
-                if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
+                if e.live && e.hash == hash && key_eq(self.heap().budget, e.key, key)? {
                     return Ok(Some(i));
                 }
             }
@@ -255,7 +265,7 @@ impl<'h> DictMap<'h> {
                 return Ok(None);
             }
             let e = &self.entries()[pos as usize];
-            if e.live && e.hash == hash && key_eq(self.heap.budget, e.key, key)? {
+            if e.live && e.hash == hash && key_eq(self.heap().budget, e.key, key)? {
                 return Ok(Some(pos as usize));
             }
             slot = (slot + 1) & mask;
@@ -385,12 +395,12 @@ impl<'h> DictMap<'h> {
         match key {
             Value::Str(k) if k.text.len() <= 64 => {
                 if k.hash.get() == 0 {
-                    crate::hash::hash_in(self.heap.budget, key).ok()?;
+                    crate::hash::hash_in(self.heap().budget, key).ok()?;
                 }
                 Some(self.entry_of_hashed_str(k).is_some())
             }
             Value::Int(i) => {
-                let budget = self.heap.budget;
+                let budget = self.heap().budget;
                 let hash = crate::hash::hash_i64(i);
                 Some(self.probe(hash, |e| int_key_eq(budget, e, i)).is_some())
             }
@@ -420,7 +430,7 @@ impl<'h> DictMap<'h> {
                 }
                 if k.text.len() > 64 {
                     // At most one full comparison per entry of equal length.
-                    self.heap.budget.charge_bytes(k.text.len())?;
+                    self.heap().budget.charge_bytes(k.text.len())?;
                 }
                 for (i, e) in self.entries().iter().enumerate() {
                     if matches!(e.key, Value::Str(s) if e.live && s.same_text(k)) {
@@ -441,13 +451,13 @@ impl<'h> DictMap<'h> {
     /// [`DictMap::position`] of a key to be hashed first.
     #[inline(never)]
     fn position_hashing(&self, key: Value<'h>) -> Result<Option<usize>> {
-        self.find(key, crate::hash::hash_in(self.heap.budget, key)?)
+        self.find(key, crate::hash::hash_in(self.heap().budget, key)?)
     }
 
     /// Sets `key` to `value`; a new key goes last. Returns whether the key
     /// was new.
     pub fn insert(&mut self, key: Value<'h>, value: Value<'h>) -> Result<bool> {
-        let hash = crate::hash::hash_in(self.heap.budget, key)?;
+        let hash = crate::hash::hash_in(self.heap().budget, key)?;
         if let Some(i) = self.find(key, hash)? {
             self.entries_mut()[i].value = value;
             return Ok(false);
@@ -514,7 +524,7 @@ impl<'h> DictMap<'h> {
 
     /// Adds `key`, known not to be present, last.
     pub fn push_new(&mut self, key: Value<'h>, value: Value<'h>) -> Result<()> {
-        let hash = crate::hash::hash_in(self.heap.budget, key)?;
+        let hash = crate::hash::hash_in(self.heap().budget, key)?;
         debug_assert!(self.find(key, hash)?.is_none(), "the key is new");
         self.push(key, value, hash)
     }
@@ -527,7 +537,7 @@ impl<'h> DictMap<'h> {
             // when it cannot grow it in place.
             let extra = (self.cap as usize).max(4);
             let new_cap = (self.cap as usize).saturating_add(extra);
-            self.heap
+            self.heap()
                 .charge(new_cap.saturating_mul(size_of::<Entry>()))?;
             let block = self.block::<Entry>(new_cap)?;
             // SAFETY: the new block has room for `new_cap > len` entries
@@ -582,7 +592,7 @@ impl<'h> DictMap<'h> {
         let Some(i) = self.entries().iter().position(|e| e.live) else {
             return Ok(None);
         };
-        self.heap.budget.charge_work(i as u64)?;
+        self.heap().budget.charge_work(i as u64)?;
         let e = self.entries()[i];
         self.remove(e.key)?;
         Ok(Some((e.key, e.value)))
@@ -616,8 +626,8 @@ impl<'h> DictMap<'h> {
     /// one set of keys.
     pub fn copy_keys(&self) -> Result<DictMap<'h>> {
         let n = self.len as usize;
-        self.heap.charge(n.saturating_mul(size_of::<Entry>()))?;
-        let mut map = DictMap::with_capacity_charged(self.heap, n);
+        self.heap().charge(n.saturating_mul(size_of::<Entry>()))?;
+        let mut map = DictMap::with_capacity_charged(self.heap(), n);
         // SAFETY: the new block has room for the `n` entries copied from
         // the old, a distinct block.
         unsafe { std::ptr::copy_nonoverlapping(self.entries.as_ptr(), map.entries.as_ptr(), n) };
@@ -625,7 +635,7 @@ impl<'h> DictMap<'h> {
         map.live = self.live;
         if self.index_len != 0 {
             let slots = self.index_len as usize;
-            self.heap.charge(slots.saturating_mul(size_of::<u32>()))?;
+            self.heap().charge(slots.saturating_mul(size_of::<u32>()))?;
             let index = self.block::<u32>(slots)?;
             // SAFETY: as above, for the index slots.
             unsafe { std::ptr::copy_nonoverlapping(self.index.as_ptr(), index.as_ptr(), slots) };
@@ -645,7 +655,8 @@ impl<'h> DictMap<'h> {
     pub(crate) fn relocated(&self, to: &bumpalo::Bump, heap: Heap<'h>) -> (DictMap<'h>, usize) {
         let n = self.len as usize;
         let mut map = DictMap {
-            heap,
+            bump: heap.bump,
+            budget: heap.budget,
             entries: NonNull::dangling(),
             index: NonNull::dangling(),
             len: self.len,
@@ -756,7 +767,7 @@ impl<'h> DictMap<'h> {
         if slots < 1 << 16 {
             return Ok(());
         }
-        self.heap
+        self.heap()
             .budget
             .admit_pass(slots as u128 * PASS_NS_PER_SLOT)
     }
@@ -766,7 +777,7 @@ impl<'h> DictMap<'h> {
     fn rebuild_index(&mut self) -> Result<()> {
         let size = (self.entries().len() * 2).next_power_of_two().max(16);
         self.admit_pass(self.entries().len() + size)?;
-        self.heap.charge(size * size_of::<u32>())?;
+        self.heap().charge(size * size_of::<u32>())?;
         let index = self.block::<u32>(size)?;
         // SAFETY: the block has room for `size` slots, all written here.
         unsafe { std::slice::from_raw_parts_mut(index.as_ptr(), size).fill(EMPTY) };

@@ -43,6 +43,7 @@
 //! AddressSanitizer or a test) instead of reading a stale but intact copy.
 
 use crate::heap::Heap;
+use crate::large::LargeBlocks;
 use crate::value::*;
 use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
@@ -61,6 +62,9 @@ pub struct Space {
     spare: Cell<Option<Spare>>,
     /// Objects the last collection copied.
     copied: Cell<usize>,
+    /// The storage of large lists, outside the arena (see
+    /// [`crate::large`]).
+    pub(crate) large: LargeBlocks,
 }
 
 /// An emptied arena kept by a [`Space`], with the part of its chunk that
@@ -93,6 +97,7 @@ impl Space {
             bump: UnsafeCell::new(bump),
             spare: Cell::new(None),
             copied: Cell::new(0),
+            large: LargeBlocks::default(),
         }
     }
 
@@ -291,6 +296,9 @@ pub(crate) unsafe fn collect<'h>(
         from,
         to: &to,
         space: space.bump(),
+        large: &space.large,
+        large_lists: Vec::new(),
+        large_live: 0,
         heap,
         // A table of more than about a sixth of the room starts small
         // instead, and the copy stops when its growth no longer fits.
@@ -319,7 +327,9 @@ pub(crate) unsafe fn collect<'h>(
         copier.drain();
     });
     if let Some(stop) = copier.stopped.take() {
-        // Nothing refers to the copy: it goes, and its pages with it.
+        // Nothing refers to the copy: it goes, and its pages with it; the
+        // large blocks stay as they were.
+        space.large.unreach_all();
         drop(copier);
         give_back_pages(&to);
         drop(to);
@@ -329,7 +339,8 @@ pub(crate) unsafe fn collect<'h>(
             Stop::Failed(e) => Err(e),
         };
     }
-    let live = copier.live;
+    copier.rewrite_large();
+    let live = copier.live + copier.large_live;
     space.copied.set(copier.objects);
     let done = Collected::Done {
         live,
@@ -349,6 +360,9 @@ pub(crate) unsafe fn collect<'h>(
     // SAFETY: the roots and everything they reach now refer to the copies
     // in `to`, or to memory outside the space.
     let old = unsafe { space.swap(to) };
+    // The lists of the old arena are gone: a block none of the copies
+    // holds is garbage.
+    space.large.sweep();
     if cfg!(feature = "gc-stress") {
         // SAFETY: the chunks are the old arena's own, and nothing reads
         // them again (the contract of `collect`).
@@ -537,6 +551,15 @@ pub(crate) struct Copier<'h, 'c> {
     to: &'c Bump,
     /// The space, which lists and dicts keep for their growth.
     space: &'h Bump,
+    /// The space's large blocks: a list holding one keeps it (see
+    /// [`crate::large`]).
+    large: &'h LargeBlocks,
+    /// The copies of lists whose storage is a large block, still holding
+    /// the old values: rewritten once the whole copy has succeeded.
+    large_lists: Vec<&'h ListObj<'h>>,
+    /// Bytes of the large blocks the copies hold: kept, as charged, but
+    /// taking no room in the new arena.
+    large_live: usize,
     heap: Heap<'h>,
     /// Old address to new address of every object copied.
     moved: Forwarding<'c>,
@@ -560,6 +583,11 @@ pub(crate) struct Copier<'h, 'c> {
     /// Why the collection stopped half way, once it has.
     stopped: Option<Stop>,
 }
+
+/// The bit of a [`Copier::work`] position that marks a list whose storage
+/// is a large block: it shares the block with the old list, so its values
+/// are traced but not written until [`Copier::rewrite_large`].
+const LARGE_ITEMS: usize = 1 << (usize::BITS - 1);
 
 /// Values visited (each a copy, a lookup or an int passed over) between
 /// two looks at the clock.
@@ -714,7 +742,11 @@ impl<'h> Copier<'h, '_> {
     /// of the collection, checked before it is made (one list's storage
     /// can be most of a heap); when not, the collection stops.
     fn fits(&mut self, v: Value<'h>) -> bool {
-        let bytes = object_bytes(v);
+        let bytes = match v {
+            // Storage in a large block is not copied.
+            Value::List(l) if self.large.holds(l.items.borrow().as_ptr()) => size_of::<ListObj>(),
+            _ => object_bytes(v),
+        };
         let bookkeeping = self.bookkeeping() + self.moved.next_bytes();
         let fits = self.live.saturating_add(bytes).saturating_add(bookkeeping) <= self.room;
         if !fits {
@@ -890,6 +922,36 @@ impl<'h> Copier<'h, '_> {
                 // The capacity is kept: a list being built goes on growing
                 // by doubling, as it was charged.
                 let cap = items.capacity();
+                if cap > 0 && self.large.reach(items.as_ptr()) {
+                    // Storage of its own: kept where it is, shared by the
+                    // copy; its values are traced now and rewritten once
+                    // the copy has succeeded (`rewrite_large`).
+                    self.large_live += cap * size_of::<Value>();
+                    // SAFETY: the block holds the `len` values of room for
+                    // `cap`; the old list is never used again once the
+                    // copy succeeds, and if it does not, the copy is
+                    // dropped unused (and no vector's drop frees a block).
+                    let vec = unsafe {
+                        BumpVec::from_raw_parts_in(
+                            items.as_ptr() as *mut Value<'h>,
+                            items.len(),
+                            cap,
+                            self.space,
+                        )
+                    };
+                    drop(items);
+                    let new = self.put(
+                        ListObj {
+                            items: RefCell::new(vec),
+                            frozen: Cell::new(l.frozen.get()),
+                            iterating: Cell::new(l.iterating.get()),
+                        },
+                        size_of::<ListObj>(),
+                    );
+                    self.large_lists.push(new);
+                    self.work.push((Value::List(new), LARGE_ITEMS));
+                    return Value::List(new);
+                }
                 let vec = if cap == 0 {
                     BumpVec::new_in(self.space)
                 } else {
@@ -1074,6 +1136,24 @@ impl<'h> Copier<'h, '_> {
         }
     }
 
+    /// Rewrites the values of the lists whose storage is a large block
+    /// (shared with the old lists) to their copies, once the whole copy
+    /// has succeeded: every value of the old arena in them was traced by
+    /// [`Copier::drain`], so its copy is in the table.
+    fn rewrite_large(&mut self) {
+        for l in std::mem::take(&mut self.large_lists) {
+            for x in l.items.borrow_mut().iter_mut() {
+                let Some(a) = address(*x) else { continue };
+                if self.in_from(a) {
+                    let new = self.moved.get(a).expect("a traced value was copied");
+                    // SAFETY: `new` is the copy of the object at `a`, of
+                    // its kind.
+                    *x = unsafe { retag(*x, new) };
+                }
+            }
+        }
+    }
+
     /// Fixes the contents of the copied mutable objects until none is left
     /// (fixing one may copy more), one value at a time, the newest object
     /// first.
@@ -1087,11 +1167,16 @@ impl<'h> Copier<'h, '_> {
             *at += 1;
             match v {
                 Value::List(l) => {
+                    // A list in a large block is only traced (see
+                    // `LARGE_ITEMS`).
+                    let (i, shared) = (i & !LARGE_ITEMS, i & LARGE_ITEMS != 0);
                     let item = l.items.borrow().get(i).copied();
                     match item {
                         Some(x) => {
                             let y = self.value(x);
-                            l.items.borrow_mut()[i] = y;
+                            if !shared {
+                                l.items.borrow_mut()[i] = y;
+                            }
                         }
                         None => {
                             self.work.pop();

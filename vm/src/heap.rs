@@ -8,6 +8,7 @@
 use crate::budget::Budget;
 use crate::dict::DictMap;
 use crate::error::Result;
+use crate::large::{is_large, LargeBlocks};
 use crate::value::*;
 use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
@@ -34,11 +35,28 @@ const PRESIZE_OWN_CHUNK: usize = 1 << 20;
 pub struct Heap<'h> {
     pub bump: &'h Bump,
     pub budget: &'h Budget,
+    /// Where large lists' storage goes, for a heap over a collected
+    /// space (see [`crate::large`]); without it, in the arena.
+    large: Option<&'h LargeBlocks>,
 }
 
 impl<'h> Heap<'h> {
+    /// A heap allocating everything in `bump`.
     pub fn new(bump: &'h Bump, budget: &'h Budget) -> Heap<'h> {
-        Heap { bump, budget }
+        Heap {
+            bump,
+            budget,
+            large: None,
+        }
+    }
+
+    /// A heap over `space`, large lists' storage in its large blocks.
+    pub fn in_space(space: &'h crate::gc::Space, budget: &'h Budget) -> Heap<'h> {
+        Heap {
+            bump: space.bump(),
+            budget,
+            large: Some(&space.large),
+        }
     }
 
     /// Charges `bytes` before an allocation of that size.
@@ -326,9 +344,28 @@ impl<'h> Heap<'h> {
     pub fn list(&self, items: &[Value<'h>]) -> Result<Value<'h>> {
         // One charge for the items and the list object.
         self.charge(size_of_val(items).saturating_add(size_of::<ListObj>()))?;
-        let mut v = BumpVec::with_capacity_in(items.len(), self.bump);
+        let mut v = match self.large_vec(items.len()) {
+            Some(v) => v,
+            None => BumpVec::with_capacity_in(items.len(), self.bump),
+        };
         v.extend_from_slice(items);
         Ok(self.list_object(v))
+    }
+
+    /// An empty list storage with room for `cap` values in a large block
+    /// of its own, when it is large enough (see [`crate::large`]) and the
+    /// heap has large blocks; already charged.
+    fn large_vec(&self, cap: usize) -> Option<BumpVec<'h, Value<'h>>> {
+        let large = self.large?;
+        if !is_large(cap.saturating_mul(size_of::<Value>())) {
+            return None;
+        }
+        let p = large.alloc(cap)?;
+        // SAFETY: `p` is a block of room for `cap` values, which only this
+        // vector refers to; bumpalo never frees it (it is not the arena's),
+        // and the list's growth frees it through `Heap::grow_to` or a
+        // collection once no list holds it.
+        Some(unsafe { BumpVec::from_raw_parts_in(p, 0, cap, self.bump) })
     }
 
     /// A list taking over `items`, whose storage is already charged.
@@ -365,10 +402,24 @@ impl<'h> Heap<'h> {
         Ok(())
     }
 
-    /// Gives `v` a capacity of `cap` values (more than it has), charged as
-    /// [`Heap::reserve`] says.
+    /// Gives `v`, a list's storage, a capacity of `cap` values (more than
+    /// it has), charged as [`Heap::reserve`] says: in a large block of its
+    /// own when that large ([`crate::large`]), the one it outgrew freed at
+    /// once when it was one.
     fn grow_to(&self, v: &mut BumpVec<'h, Value<'h>>, cap: usize) -> Result<()> {
         self.charge(cap.saturating_mul(size_of::<Value>()))?;
+        if let Some(mut bigger) = self.large_vec(cap) {
+            bigger.extend_from_slice(v);
+            let old = std::mem::replace(v, bigger);
+            if let Some(large) = self.large {
+                let p = old.as_ptr();
+                // Dropping the vector frees nothing that is not the
+                // arena's newest block (bumpalo's rule).
+                drop(old);
+                large.free(p);
+            }
+            return Ok(());
+        }
         v.reserve_exact(cap - v.len());
         Ok(())
     }
@@ -405,8 +456,9 @@ impl<'h> Heap<'h> {
         }
         let mut bytes = n.saturating_mul(size_of::<Value>());
         // With chunks that double, the next is about as large as all the
-        // ones before it together.
-        if bytes > self.bump.chunk_capacity() && bytes > self.bump.allocated_bytes() {
+        // ones before it together. (A large block is no chunk.)
+        let own_block = self.large.is_some() && is_large(bytes);
+        if !own_block && bytes > self.bump.chunk_capacity() && bytes > self.bump.allocated_bytes() {
             if bytes < PRESIZE_OWN_CHUNK {
                 return;
             }

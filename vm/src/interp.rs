@@ -146,7 +146,7 @@ impl<'h> Thread<'h> {
         host: &'h dyn DynHost,
     ) -> Thread<'h> {
         Thread {
-            heap: Heap::new(space.bump(), budget),
+            heap: Heap::in_space(space, budget),
             space,
             code_bytes: budget.heap_bytes(),
             budget,

@@ -31,6 +31,7 @@ pub(crate) mod gc;
 pub(crate) mod hash;
 pub(crate) mod heap;
 pub(crate) mod interp;
+pub(crate) mod large;
 pub(crate) mod opcode;
 pub(crate) mod ops;
 pub(crate) mod template;
