@@ -26,7 +26,14 @@ use std::alloc::Layout;
 use std::cell::RefCell;
 
 /// The least storage, in bytes, that a list gets as a block of its own.
-pub const LARGE_LIST_BYTES: usize = 64 << 10;
+/// Under `gc-stress`, 4 KiB (256 values): every suite run under it then
+/// moves lists between the arena and blocks, and collects them, all the
+/// time.
+pub const LARGE_LIST_BYTES: usize = if cfg!(feature = "gc-stress") {
+    4096
+} else {
+    64 << 10
+};
 
 /// The large blocks of one space, by address: each block's layout, and
 /// whether the collection under way found a list holding it.
