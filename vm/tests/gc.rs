@@ -285,17 +285,17 @@ def main():
     );
 }
 
-/// Lists of 64 KiB of storage and more (4,096 values) keep it in a block
-/// of their own, which collections leave in place: its values (strings,
-/// dicts, other lists, itself) must still be the copies afterwards, and
-/// lists grown into new blocks, sliced, concatenated and sorted must
-/// read the same as without collections.
+/// Lists of 1 MiB of storage and more (65,536 values; under `gc-stress`,
+/// 4 KiB) keep it in a block of their own, which collections leave in
+/// place: its values (strings, other lists, itself) must still be the
+/// copies afterwards, and lists grown, sliced, concatenated and sorted
+/// beside it must read the same as without collections.
 #[test]
 fn large_lists_keep_their_values_in_place() {
     same_with_collections_under(
         r#"
 def main():
-    big = [str(i) for i in range(6000)]
+    big = [str(i) for i in range(70000)]
     grown = []
     for i in range(9000):
         grown.append({"i": i, "s": "v%d" % i})
@@ -308,7 +308,7 @@ def main():
     ordered = sorted(grown, key = lambda d: -d["i"])
     churn(120)
     checks = [
-        len(big), big[5999], len(big[-1]) == len(big),
+        len(big), big[69999], len(big[-1]) == len(big),
         grown[8999]["s"], grown[0]["i"], pairs[4321][1],
         len(joined), joined[-1], ordered[0]["s"], ordered[-1]["s"],
     ]
@@ -317,7 +317,7 @@ def main():
         total += d["i"]
     return checks + [total]
 "#,
-        r#"[6001,"5999",true,"v8999",0,"4321",11000,"4999","v8999","v0",40495500]"#,
+        r#"[70001,"69999",true,"v8999",0,"4321",75000,"4999","v8999","v0",40495500]"#,
         24 << 20,
     );
 }
@@ -331,7 +331,7 @@ fn large_lists_that_are_dropped_are_freed() {
 def main():
     n = 0
     for r in range(60):
-        xs = [i * r for i in range(40000)]
+        xs = [i * r for i in range(70000)]
         ys = []
         for x in xs:
             if x % 3 == 0:
@@ -341,10 +341,10 @@ def main():
 "#;
     let (r, collections) = run(body, 8 << 20);
     let r = r.unwrap_or_else(|e| panic!("{e:?}"));
-    // The lists are 640 KB and about 213 KB each, 60 times over: 51 MB
+    // The lists are 1.1 MB and about 373 KB each, 60 times over: 90 MB
     // made in all.
     let want: i64 = (0..60i64)
-        .map(|r| (0..40000i64).filter(|i| (i * r) % 3 == 0).count() as i64 + 39999 * r)
+        .map(|r| (0..70000i64).filter(|i| (i * r) % 3 == 0).count() as i64 + 69999 * r)
         .sum();
     assert_eq!(r.to_json_string(), want.to_string());
     assert!(collections >= 5, "{collections}");
