@@ -922,37 +922,25 @@ impl<'h> Copier<'h, '_> {
                 // The capacity is kept: a list being built goes on growing
                 // by doubling, as it was charged.
                 let cap = items.capacity();
-                if cap > 0 && self.large.reach(items.as_ptr()) {
-                    // Storage of its own: kept where it is, shared by the
-                    // copy; its values are traced now and rewritten once
-                    // the copy has succeeded (`rewrite_large`).
+                // Storage of its own (see `crate::large`) is kept where it
+                // is, shared by the copy; its values are traced now and
+                // rewritten once the copy has succeeded (`rewrite_large`).
+                let shared = cap > 0 && self.large.reach(items.as_ptr());
+                let vec = if shared {
                     self.large_live += cap * size_of::<Value>();
                     // SAFETY: the block holds the `len` values of room for
                     // `cap`; the old list is never used again once the
                     // copy succeeds, and if it does not, the copy is
                     // dropped unused (and no vector's drop frees a block).
-                    let vec = unsafe {
+                    unsafe {
                         BumpVec::from_raw_parts_in(
                             items.as_ptr() as *mut Value<'h>,
                             items.len(),
                             cap,
                             self.space,
                         )
-                    };
-                    drop(items);
-                    let new = self.put(
-                        ListObj {
-                            items: RefCell::new(vec),
-                            frozen: Cell::new(l.frozen.get()),
-                            iterating: Cell::new(l.iterating.get()),
-                        },
-                        size_of::<ListObj>(),
-                    );
-                    self.large_lists.push(new);
-                    self.work.push((Value::List(new), LARGE_ITEMS));
-                    return Value::List(new);
-                }
-                let vec = if cap == 0 {
+                    }
+                } else if cap == 0 {
                     BumpVec::new_in(self.space)
                 } else {
                     self.live += cap * size_of::<Value>();
@@ -982,7 +970,11 @@ impl<'h> Copier<'h, '_> {
                     },
                     size_of::<ListObj>(),
                 );
-                self.work.push((Value::List(new), 0));
+                if shared {
+                    self.large_lists.push(new);
+                }
+                let from = if shared { LARGE_ITEMS } else { 0 };
+                self.work.push((Value::List(new), from));
                 Value::List(new)
             }
             Value::Dict(d) => {
