@@ -604,6 +604,18 @@ mod tests {
         }
     }
 
+    /// `range(n)`, made in `heap`.
+    fn range_of<'h>(heap: Heap<'h>, n: i64) -> Value<'h> {
+        Value::Range(
+            heap.alloc(RangeObj {
+                start: 0,
+                stop: n,
+                step: 1,
+            })
+            .unwrap(),
+        )
+    }
+
     fn capacity(list: Value<'_>) -> usize {
         match list {
             Value::List(l) => l.items.borrow().capacity(),
@@ -617,16 +629,7 @@ mod tests {
         let bump = Bump::with_capacity(64 << 10);
         let budget = Budget::new(Limits::default(), Instant::now(), None);
         let heap = Heap::new(&bump, &budget);
-        let range = |n: i64| {
-            Value::Range(
-                heap.alloc(RangeObj {
-                    start: 0,
-                    stop: n,
-                    step: 1,
-                })
-                .unwrap(),
-            )
-        };
+        let range = |n: i64| range_of(heap, n);
         let three = heap
             .list(&[Value::Int(1), Value::Int(2), Value::Int(3)])
             .unwrap();
@@ -663,16 +666,7 @@ mod tests {
         let space = crate::gc::Space::new(Bump::new());
         let budget = Budget::new(Limits::default(), Instant::now(), None);
         let heap = Heap::in_space(&space, &budget);
-        let range = |n: i64| {
-            Value::Range(
-                heap.alloc(RangeObj {
-                    start: 0,
-                    stop: n,
-                    step: 1,
-                })
-                .unwrap(),
-            )
-        };
+        let range = |n: i64| range_of(heap, n);
         // 1.6 MB: a block outside the arena, of exactly that room.
         let over = range(100_000);
         let l = heap.list_from_vec(BumpVec::new_in(heap.bump)).unwrap();
