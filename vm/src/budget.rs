@@ -143,12 +143,13 @@ pub const GC_MIN_BYTES: usize = 16 << 20;
 /// reuses the same few megabytes (see [`Budget::collected`]).
 pub const GC_EARLY_BYTES: usize = 3 << 19;
 
-/// Whether a collection that kept `live` of `before` bytes found little
-/// reachable: less than an eighth. The next comes after
+/// Whether a collection that copied `live` of `before` bytes into the new
+/// arena (tenured objects are not copied again: see `gc::Tenured`) found
+/// little reachable: less than a third. The next comes after
 /// [`GC_EARLY_BYTES`] then, and the arena it copied out of is kept for the
 /// next to copy into.
 pub fn little_kept(live: usize, before: usize) -> bool {
-    live.saturating_mul(8) < before
+    live.saturating_mul(3) < before
 }
 
 /// Bytes an execution reserves of a [`HeapTotal`] at a time: its heap
@@ -455,8 +456,9 @@ impl Budget {
     }
 
     /// The most bytes the mark of the collection due may find reachable
-    /// before it gives up: an eighth of `values` (what the values were
-    /// charged) for the first, early collection when a later one is still
+    /// in containers (what a copy copies again at every collection: the
+    /// strings it tenures are copied once) before it gives up: an eighth
+    /// of `values` (what the values were charged) for the first, early collection when a later one is still
     /// to come (then [`Budget::probe_gave_up`]); no bound for the others.
     /// A program that keeps what it makes pays for a short look, not a
     /// copy; one that makes garbage is collected early and often, at the
@@ -504,15 +506,17 @@ impl Budget {
     }
 
     /// Records a collection that left `live` bytes charged (the program's
-    /// code, which is never collected, and the values still reachable),
-    /// whose copy took `copy` bytes with its bookkeeping: the charge
-    /// becomes `live`, what a shared [`HeapTotal`] had reserved beyond it
-    /// (in whole blocks) goes back, and the next collection is due once
-    /// the program has allocated twice as much as it keeps (at least
-    /// [`GC_MIN_BYTES`], or [`GC_EARLY_BYTES`] when it kept less than an
-    /// eighth of the charge ([`little_kept`]): copying costs in proportion
-    /// to what is kept, so this bounds it to half a byte per byte
-    /// allocated) — but early enough that a copy twice as large still
+    /// code, which is never collected, the values still reachable, and
+    /// the tenured objects), whose copy took `copy` bytes with its
+    /// bookkeeping, and of which `young` (the code and what was copied
+    /// into the new arena) the next collection copies again unless it is
+    /// full: the charge becomes `live`, what a shared [`HeapTotal`] had
+    /// reserved beyond it (in whole blocks) goes back, and the next
+    /// collection is due once the program has allocated twice `young`
+    /// past `live` (at least [`GC_MIN_BYTES`], or [`GC_EARLY_BYTES`] when
+    /// `young` is less than a third of the charge ([`little_kept`]):
+    /// copying costs in proportion to what is copied, so this bounds it
+    /// to half a byte per byte allocated) — but early enough that a copy twice as large still
     /// fits in [`Budget::collection_room`], at 3/4 of the limit at the
     /// latest (what one instruction allocates between two safe points, and
     /// the copy, must fit in the rest), and never before another 1/16 of
@@ -521,12 +525,12 @@ impl Budget {
     /// safe point.
     /// Under `gc-stress`, at every safe point while less than 16 KiB is
     /// live.
-    pub fn collected(&self, live: usize, copy: usize) {
+    pub fn collected(&self, live: usize, copy: usize, young: usize) {
         let max = self.limits.max_heap_bytes;
         let before = self.heap_bytes.get();
         self.probed.set(true);
-        self.mostly_kept.set(live.saturating_mul(2) > before);
-        let step = if little_kept(live, before) {
+        self.mostly_kept.set(young.saturating_mul(2) > before);
+        let step = if little_kept(young, before) {
             GC_EARLY_BYTES
         } else {
             GC_MIN_BYTES
@@ -544,7 +548,7 @@ impl Budget {
                 self.heap_ceiling.set(keep);
             }
         }
-        let grown = live.saturating_add(live.saturating_mul(2).max(step));
+        let grown = live.saturating_add(young.saturating_mul(2).max(step));
         let mut next = grown
             .min(max.saturating_sub(max / 16 + copy.saturating_mul(2)))
             .min(max - max / 4)
@@ -671,9 +675,9 @@ mod tests {
         assert_eq!(small.gc_due(), due);
 
         // A collection that kept little makes the next one skip the mark.
-        small.collected(2 << 20, 3 << 20);
+        small.collected(2 << 20, 3 << 20, 2 << 20);
         assert!(!small.worth_marking());
-        small.collected(2 << 20, 3 << 20);
+        small.collected(2 << 20, 3 << 20, 2 << 20);
         assert!(small.worth_marking(), "2 of 2 MiB kept");
     }
 
@@ -705,22 +709,34 @@ mod tests {
         // while each collection keeps less than an eighth.
         let churner = budget(1000);
         churner.charge_heap(GC_EARLY_BYTES).unwrap();
-        churner.collected(64 << 10, 80 << 10);
+        churner.collected(64 << 10, 80 << 10, 64 << 10);
         assert!(!churner.worth_marking());
         assert_eq!(churner.probe_limit(1 << 20), usize::MAX);
         churner.charge_heap(GC_EARLY_BYTES - 1).unwrap();
         assert!(!churner.gc_due());
         churner.charge_heap(1).unwrap();
         assert!(churner.gc_due(), "due {GC_EARLY_BYTES} later");
-        // Once a collection keeps an eighth or more, the next waits for
-        // GC_MIN_BYTES more.
+        // Once a collection keeps a third or more outside the tenured
+        // objects, the next waits for GC_MIN_BYTES more.
         let now = churner.heap_bytes();
-        churner.collected(now / 8, now / 4);
+        churner.collected(now.div_ceil(3), now / 2, now.div_ceil(3));
         churner.charge_heap(GC_MIN_BYTES - 1).unwrap();
         assert!(!churner.gc_due());
         churner.charge_heap(1).unwrap();
         assert!(churner.gc_due());
-        assert!(little_kept(1, 9) && !little_kept(1, 8));
+        assert!(little_kept(1, 4) && !little_kept(1, 3));
+        // Tenured objects are not copied again: what sets the next
+        // collection is what it copies (`young`), twice of it allocated
+        // past all that is kept.
+        let now = churner.heap_bytes();
+        let young = now / 8;
+        churner.collected(now / 2, now / 2, young);
+        churner
+            .charge_heap(GC_EARLY_BYTES.max(2 * young) - 1)
+            .unwrap();
+        assert!(!churner.gc_due());
+        churner.charge_heap(1).unwrap();
+        assert!(churner.gc_due(), "due GC_EARLY_BYTES past what is kept");
 
         // Under a heap limit of less than twice GC_MIN_BYTES, the first
         // collection comes early too, and its mark is bounded as long as

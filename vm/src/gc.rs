@@ -37,6 +37,10 @@
 //!   iterators hash by address; a dict whose keys include one is rehashed
 //!   in place after its keys moved.
 //!
+//! Objects that refer to nothing (strings, bytes, big ints, ranges) are
+//! tenured: copied once into an arena of their own, which the collections
+//! after it leave in place, until a full one (see [`Tenured`]).
+//!
 //! The `gc-stress` feature collects at every safe point and overwrites the
 //! old arena before giving it back (or keeping it for the next copy), so
 //! that a root missed anywhere reads garbage at once (and fails under
@@ -65,7 +69,37 @@ pub struct Space {
     /// The storage of large lists, outside the arena (see
     /// [`crate::large`]).
     pub(crate) large: LargeBlocks,
+    /// Strings, bytes, big ints and ranges that survived a collection
+    /// (see [`Tenured`]).
+    tenured: Tenured,
 }
+
+/// The objects of a space that refer to nothing (strings, bytes, big
+/// ints, ranges) and survived a collection: a collection moves them out
+/// of the arena into an arena of their own, where the next collections
+/// leave them (they hold no value that could move, so nothing in them
+/// needs fixing), until a full collection copies them again with
+/// everything else. A program that keeps many strings (lines, records'
+/// fields) copies them once, not at every collection; only its lists,
+/// dicts and other containers are copied again. One arena per collection
+/// that moved some, so that one that gives up drops its own.
+#[derive(Default)]
+struct Tenured {
+    arenas: RefCell<Vec<Bump>>,
+    /// Bytes of the objects in them, counted as the heap charges them
+    /// (those no longer reachable included, until a full collection).
+    bytes: Cell<usize>,
+    /// What the last full collection left of them.
+    after_full: Cell<usize>,
+}
+
+/// Tenured bytes a program may gain past twice what the last full
+/// collection kept before the next collection is full.
+const TENURED_SLACK: usize = 4 << 20;
+
+/// Tenured arenas (collections that moved objects there) before the next
+/// collection is full.
+const TENURED_ARENAS: usize = 64;
 
 /// An emptied arena kept by a [`Space`], with the part of its chunk that
 /// was touched (resident), to release when it is given up.
@@ -98,6 +132,7 @@ impl Space {
             spare: Cell::new(None),
             copied: Cell::new(0),
             large: LargeBlocks::default(),
+            tenured: Tenured::default(),
         }
     }
 
@@ -109,6 +144,36 @@ impl Space {
         // shared reference to it may be held across that replacement (it
         // then sees the new arena).
         unsafe { &*self.bump.get() }
+    }
+
+    /// Whether the next collection copies the tenured objects too: when
+    /// there are none yet, when they have grown past twice what the last full collection kept (and
+    /// [`TENURED_SLACK`]), when they are in many arenas, and when the heap
+    /// has charged half its limit (near the limit, every collection finds
+    /// all the garbage there is); under `gc-stress`, every other time.
+    fn full_due(&self, heap_bytes: usize, max: usize) -> bool {
+        let t = &self.tenured;
+        if t.bytes.get() == 0 {
+            // Nothing is tenured: a collection copies all there is either
+            // way, and what it tenures is what a full one kept.
+            return true;
+        }
+        if cfg!(feature = "gc-stress") {
+            thread_local! {
+                static TURN: Cell<u64> = const { Cell::new(0) };
+            }
+            return TURN.with(|n| {
+                n.set(n.get() + 1);
+                n.get() % 2 == 0
+            });
+        }
+        t.bytes.get()
+            > t.after_full
+                .get()
+                .saturating_mul(2)
+                .saturating_add(TENURED_SLACK)
+            || t.arenas.borrow().len() >= TENURED_ARENAS
+            || heap_bytes >= max / 2
     }
 
     /// Gives back the arena kept for the next collection to copy into,
@@ -157,6 +222,9 @@ impl Drop for Space {
         let bump = std::mem::take(self.bump.get_mut());
         crate::arena_pool::POOL.give_back(bump);
         self.release_spare();
+        for arena in self.tenured.arenas.get_mut().drain(..) {
+            give_back_pages(&arena);
+        }
     }
 }
 
@@ -180,8 +248,13 @@ pub(crate) trait Roots<'h> {
 pub enum Collected {
     /// The reachable objects were copied and the old arena given back.
     Done {
-        /// Bytes of the objects copied, counted as the heap charges them.
+        /// Bytes of the objects kept, counted as the heap charges them:
+        /// those copied, and the tenured ones (see [`Tenured`]).
         live: usize,
+        /// Of `live`, the bytes the next collection copies again (or
+        /// traces, for a large list's block) unless it is full: all but
+        /// the tenured objects.
+        young: usize,
         /// Objects copied.
         objects: usize,
         /// Bytes of bookkeeping the copy needed besides (see
@@ -235,12 +308,27 @@ pub(crate) unsafe fn collect<'h>(
 ) -> crate::error::Result<Collected> {
     let budget = heap.budget;
     budget.check_time()?;
+    let full = space.full_due(budget.heap_bytes(), budget.limits.max_heap_bytes);
     let mut from: Vec<(usize, usize)> = Vec::new();
-    // SAFETY: no allocation happens in the space while the chunks are
-    // listed.
+    // SAFETY: no allocation happens in the space (or its tenured arenas)
+    // while the chunks are listed.
     for (ptr, len) in unsafe { space.bump().iter_allocated_chunks_raw() } {
         from.push((ptr as usize, ptr as usize + len));
     }
+    // A full collection copies the tenured objects too; the others leave
+    // them where they are, outside `from`.
+    let all_values = values;
+    let values = if full {
+        for arena in space.tenured.arenas.borrow().iter() {
+            // SAFETY: as above.
+            for (ptr, len) in unsafe { arena.iter_allocated_chunks_raw() } {
+                from.push((ptr as usize, ptr as usize + len));
+            }
+        }
+        values
+    } else {
+        values.saturating_sub(space.tenured.bytes.get())
+    };
     from.sort_unstable();
     // The table of copied objects is made as large as their number needs
     // at once: found by the mark, else twice as many as the last
@@ -255,11 +343,12 @@ pub(crate) unsafe fn collect<'h>(
         let m = mark(&from, budget, roots, limit)?;
         if let Some(Marked {
             bytes: kept,
+            leaves,
             objects,
         }) = m
         {
             expected = objects;
-            if kept > limit {
+            if kept - leaves > limit {
                 budget.probe_gave_up();
                 return Ok(Collected::Deferred);
             }
@@ -291,10 +380,13 @@ pub(crate) unsafe fn collect<'h>(
             Bump::with_capacity(capacity)
         }
     };
+    // The objects this collection tenures (see `Tenured`).
+    let tenure = Bump::new();
     let scratch = Bump::new();
     let mut copier = Copier {
         from,
         to: &to,
+        tenure: &tenure,
         space: space.bump(),
         large: &space.large,
         large_lists: Vec::new(),
@@ -312,10 +404,13 @@ pub(crate) unsafe fn collect<'h>(
         ),
         work: BumpVec::new_in(&scratch),
         parts: BumpVec::new_in(&scratch),
+        forwarded_strs: BumpVec::new_in(&scratch),
         scratch: &scratch,
         rehash: Vec::new(),
         live: 0,
+        tenured: 0,
         objects: 0,
+        containers: 0,
         visits: 0,
         room,
         stopped: None,
@@ -328,11 +423,13 @@ pub(crate) unsafe fn collect<'h>(
     });
     if let Some(stop) = copier.stopped.take() {
         // Nothing refers to the copy: it goes, and its pages with it; the
-        // large blocks stay as they were.
+        // large blocks and the strings' hashes are as they were.
         space.large.unreach_all();
+        copier.unforward_strs();
         drop(copier);
         give_back_pages(&to);
         drop(to);
+        give_back_pages(&tenure);
         give_back_pages(&scratch);
         return match stop {
             Stop::NoRoom => Ok(Collected::NoRoom),
@@ -340,10 +437,16 @@ pub(crate) unsafe fn collect<'h>(
         };
     }
     copier.rewrite_large();
-    let live = copier.live + copier.large_live;
-    space.copied.set(copier.objects);
+    let young = copier.live - copier.tenured + copier.large_live;
+    let tenured_now = if full {
+        copier.tenured
+    } else {
+        space.tenured.bytes.get() + copier.tenured
+    };
+    space.copied.set(copier.containers);
     let done = Collected::Done {
-        live,
+        live: young + tenured_now,
+        young,
         objects: copier.objects,
         bookkeeping: copier.bookkeeping(),
     };
@@ -358,20 +461,44 @@ pub(crate) unsafe fn collect<'h>(
         }
     });
     // SAFETY: the roots and everything they reach now refer to the copies
-    // in `to`, or to memory outside the space.
+    // in `to` and `tenure`, to tenured objects a collection that is not
+    // full leaves, or to memory outside the space.
     let old = unsafe { space.swap(to) };
+    let old_tenured = {
+        let mut arenas = space.tenured.arenas.borrow_mut();
+        let old = if full {
+            std::mem::take(&mut *arenas)
+        } else {
+            Vec::new()
+        };
+        if tenure.allocated_bytes() > 0 {
+            arenas.push(tenure);
+        }
+        old
+    };
+    space.tenured.bytes.set(tenured_now);
+    if full {
+        space.tenured.after_full.set(tenured_now);
+    }
     // The lists of the old arena are gone: a block none of the copies
     // holds is garbage.
     space.large.sweep();
     if cfg!(feature = "gc-stress") {
-        // SAFETY: the chunks are the old arena's own, and nothing reads
-        // them again (the contract of `collect`).
-        for (ptr, len) in unsafe { old.iter_allocated_chunks_raw() } {
-            // SAFETY: as above; `ptr` is valid for `len` bytes.
-            unsafe { std::ptr::write_bytes(ptr, 0xdb, len) };
+        for arena in std::iter::once(&old).chain(&old_tenured) {
+            // SAFETY: the chunks are the old arenas' own, and nothing
+            // reads them again (the contract of `collect`).
+            for (ptr, len) in unsafe { arena.iter_allocated_chunks_raw() } {
+                // SAFETY: as above; `ptr` is valid for `len` bytes.
+                unsafe { std::ptr::write_bytes(ptr, 0xdb, len) };
+            }
         }
     }
-    if crate::budget::little_kept(live, values) {
+    for arena in old_tenured {
+        give_back_pages(&arena);
+    }
+    // When little is kept, the next collection comes soon (see
+    // `Budget::collected`), and copies into the old arena's pages.
+    if crate::budget::little_kept(young, all_values) {
         keep_spare(space, old);
     } else if !cfg!(feature = "gc-stress") {
         give_back_pages(&old);
@@ -504,10 +631,6 @@ impl<'s> Forwarding<'s> {
         (k == old).then_some(v)
     }
 
-    fn contains(&self, old: usize) -> bool {
-        self.get(old).is_some()
-    }
-
     /// Whether the next insertion makes a new table.
     fn full(&self) -> bool {
         (self.len + 1) * 4 > self.slots.len() * 3
@@ -549,6 +672,8 @@ pub(crate) struct Copier<'h, 'c> {
     /// The old arena's allocated ranges, sorted.
     from: Vec<(usize, usize)>,
     to: &'c Bump,
+    /// Where the objects that refer to nothing go (see [`Tenured`]).
+    tenure: &'c Bump,
     /// The space, which lists and dicts keep for their growth.
     space: &'h Bump,
     /// The space's large blocks: a list holding one keeps it (see
@@ -561,8 +686,11 @@ pub(crate) struct Copier<'h, 'c> {
     /// taking no room in the new arena.
     large_live: usize,
     heap: Heap<'h>,
-    /// Old address to new address of every object copied.
+    /// Old address to new address of every object copied but strings.
     moved: Forwarding<'c>,
+    /// The strings copied, whose kept hash now says where (see
+    /// [`FORWARDED`]): given their hashes back if the collection stops.
+    forwarded_strs: BumpVec<'c, &'h StrObj<'h>>,
     /// Copied mutable objects whose contents are still (from the given
     /// position on) the old values: fixed depth first, so that this
     /// holds one entry per level of nesting, not one per object.
@@ -575,14 +703,29 @@ pub(crate) struct Copier<'h, 'c> {
     scratch: &'c Bump,
     /// Copied dicts with a key that hashes by address.
     rehash: Vec<&'h DictObj<'h>>,
+    /// Bytes copied, counted as charged: into `to` and `tenure`.
     live: usize,
+    /// Of `live`, the bytes copied into `tenure`.
+    tenured: usize,
     objects: usize,
+    /// Of `objects`, those copied into `to`, which the next collection
+    /// copies again.
+    containers: usize,
     visits: usize,
     /// Bytes the copy and its bookkeeping may take.
     room: usize,
     /// Why the collection stopped half way, once it has.
     stopped: Option<Stop>,
 }
+
+/// The bit of a string's kept hash that says the string was copied, the
+/// rest being the copy's address: set in the old string during a
+/// collection (a hash has bit 32 set and none above; an address is below
+/// 2^63), read by the copier only, and undone ([`Copier::unforward_strs`])
+/// when the collection stops, so that the program sees its strings as
+/// they were. Strings are most of the objects a collection copies: this
+/// spares them a lookup in the table (a cache miss in a large one).
+const FORWARDED: u64 = 1 << 63;
 
 /// The bit of a [`Copier::work`] position that marks a list whose storage
 /// is a large block: it shares the block with the old list, so its values
@@ -700,7 +843,7 @@ impl<'h> Copier<'h, '_> {
 
     /// Whether `v` refers to an object of the old arena not yet copied.
     fn pending(&self, v: Value<'h>) -> bool {
-        address(v).is_some_and(|a| self.in_from(a) && !self.moved.contains(a))
+        address(v).is_some_and(|a| self.in_from(a) && self.forwarded(v, a).is_none())
     }
 
     /// The value that replaces `v`: `v` itself when it refers to nothing
@@ -713,7 +856,7 @@ impl<'h> Copier<'h, '_> {
         if !self.in_from(addr) || self.stopped.is_some() {
             return v;
         }
-        if let Some(new) = self.moved.get(addr) {
+        if let Some(new) = self.forwarded(v, addr) {
             // SAFETY: `new` is the copy of the object at `addr`, of its kind.
             return unsafe { retag(v, new) };
         }
@@ -721,7 +864,7 @@ impl<'h> Copier<'h, '_> {
             self.aggregate(v)
         } else {
             let new = self.copy_one(v);
-            self.copied(addr, new);
+            self.copied(v, new);
             new
         }
     }
@@ -738,6 +881,18 @@ impl<'h> Copier<'h, '_> {
         }
     }
 
+    /// Counts `n` values passed over without a copy or a lookup, looking
+    /// at the clock as [`Copier::tick`] does.
+    fn pass_over(&mut self, n: usize) {
+        let before = self.visits / CHECK_EVERY;
+        self.visits += n;
+        if self.visits / CHECK_EVERY != before {
+            if let Err(e) = self.heap.budget.check_time() {
+                self.stopped = Some(Stop::Failed(e));
+            }
+        }
+    }
+
     /// Whether a copy of the object `v` refers to still fits in the room
     /// of the collection, checked before it is made (one list's storage
     /// can be most of a heap); when not, the collection stops.
@@ -747,7 +902,11 @@ impl<'h> Copier<'h, '_> {
             Value::List(l) if self.large.holds(l.items.borrow().as_ptr()) => size_of::<ListObj>(),
             _ => object_bytes(v),
         };
-        let bookkeeping = self.bookkeeping() + self.moved.next_bytes();
+        let bookkeeping = self.bookkeeping()
+            + self.moved.next_bytes()
+            + (self.forwarded_strs.len() == self.forwarded_strs.capacity()) as usize
+                * size_of::<usize>()
+                * self.forwarded_strs.capacity().max(4);
         let fits = self.live.saturating_add(bytes).saturating_add(bookkeeping) <= self.room;
         if !fits {
             self.stopped = Some(Stop::NoRoom);
@@ -760,16 +919,44 @@ impl<'h> Copier<'h, '_> {
     /// outgrew).
     fn bookkeeping(&self) -> usize {
         let stacks = (self.work.capacity() + self.parts.capacity()) * size_of::<(Value, usize)>();
-        self.moved.bytes + 2 * stacks
+        self.moved.bytes + 2 * stacks + 2 * self.forwarded_strs.capacity() * size_of::<usize>()
     }
 
-    /// Records that the object at `old` was copied as `new`, and looks at
-    /// the clock every [`CHECK_EVERY`] objects.
-    fn copied(&mut self, old: usize, new: Value<'h>) {
-        if let Some(n) = address(new) {
-            self.moved.insert(old, n);
+    /// Where the object of the old arena that `v` (at `addr`) refers to
+    /// was copied, if it was: a string says so itself (see
+    /// [`FORWARDED`]), another object through the table.
+    fn forwarded(&self, v: Value<'h>, addr: usize) -> Option<usize> {
+        match v {
+            Value::Str(s) => {
+                let h = s.hash.get();
+                (h & FORWARDED != 0).then_some((h & !FORWARDED) as usize)
+            }
+            _ => self.moved.get(addr),
+        }
+    }
+
+    /// Records that the object `old` refers to was copied as `new` (a
+    /// collection that has stopped records nothing: its copies are
+    /// dropped).
+    fn copied(&mut self, old: Value<'h>, new: Value<'h>) {
+        if self.stopped.is_some() {
+            return;
+        }
+        match (old, address(old), address(new)) {
+            (Value::Str(s), _, Some(n)) => {
+                s.hash.set(FORWARDED | n as u64);
+                self.forwarded_strs.push(s);
+            }
+            (_, Some(o), Some(n)) => self.moved.insert(o, n),
+            _ => {}
         }
         self.objects += 1;
+        if !matches!(
+            new,
+            Value::Str(_) | Value::Bytes(_) | Value::BigInt(_) | Value::Range(_)
+        ) {
+            self.containers += 1;
+        }
     }
 
     /// Copies the aggregate `root` after its parts, depth first with an
@@ -798,9 +985,7 @@ impl<'h> Copier<'h, '_> {
             if self.stopped.is_some() {
                 break;
             }
-            if let Some(old) = address(v) {
-                self.copied(old, new);
-            }
+            self.copied(v, new);
         }
         self.parts = stack;
         let addr = address(root).expect("an aggregate is an object");
@@ -873,12 +1058,25 @@ impl<'h> Copier<'h, '_> {
         unsafe { &*(r as *const T) }
     }
 
-    /// Bytes copied into the new arena, counted as charged, living for
-    /// `'h`.
+    /// Moves `obj`, which refers to nothing that moves, into the tenured
+    /// arena, counting `bytes`.
+    fn put_tenured<T>(&mut self, obj: T, bytes: usize) -> &'h T {
+        self.live += bytes;
+        self.tenured += bytes;
+        let r: &T = self.tenure.alloc(obj);
+        // SAFETY: the tenured arena becomes the space's, which lives for
+        // `'h`.
+        unsafe { &*(r as *const T) }
+    }
+
+    /// Bytes copied into the tenured arena, counted as charged, living
+    /// for `'h`.
     fn bytes(&mut self, b: &'h [u8]) -> &'h [u8] {
         self.live += rounded(b.len());
-        let out: &[u8] = self.to.alloc_slice_copy(b);
-        // SAFETY: the new arena becomes the space, which lives for `'h`.
+        self.tenured += rounded(b.len());
+        let out: &[u8] = self.tenure.alloc_slice_copy(b);
+        // SAFETY: the tenured arena becomes the space's, which lives for
+        // `'h`.
         unsafe { &*(out as *const [u8]) }
     }
 
@@ -893,15 +1091,16 @@ impl<'h> Copier<'h, '_> {
             Value::Str(s) => Value::Str(self.string(s)),
             Value::Bytes(b) => {
                 let bytes = self.bytes(b.bytes);
-                Value::Bytes(self.put(BytesObj { bytes }, size_of::<BytesObj>()))
+                Value::Bytes(self.put_tenured(BytesObj { bytes }, size_of::<BytesObj>()))
             }
             Value::BigInt(b) => {
                 self.live += b.digits.len() * 4;
-                let digits: &[u32] = self.to.alloc_slice_copy(b.digits);
-                // SAFETY: the new arena becomes the space, which lives for
-                // `'h`.
+                self.tenured += b.digits.len() * 4;
+                let digits: &[u32] = self.tenure.alloc_slice_copy(b.digits);
+                // SAFETY: the tenured arena becomes the space's, which
+                // lives for `'h`.
                 let digits = unsafe { &*(digits as *const [u32]) };
-                Value::BigInt(self.put(
+                Value::BigInt(self.put_tenured(
                     BigIntObj {
                         negative: b.negative,
                         digits,
@@ -909,7 +1108,7 @@ impl<'h> Copier<'h, '_> {
                     size_of::<BigIntObj>(),
                 ))
             }
-            Value::Range(r) => Value::Range(self.put(
+            Value::Range(r) => Value::Range(self.put_tenured(
                 RangeObj {
                     start: r.start,
                     stop: r.stop,
@@ -1076,13 +1275,14 @@ impl<'h> Copier<'h, '_> {
         }
     }
 
-    /// A copy of a string, its text right after it (as [`Heap::str`] makes
-    /// one), keeping its computed hash.
+    /// A copy of a string in the tenured arena, its text right after it
+    /// (as [`Heap::str`] makes one), keeping its computed hash.
     fn string(&mut self, s: &'h StrObj<'h>) -> &'h StrObj<'h> {
         let len = s.text.len();
         self.live += rounded(len) + size_of::<StrObj>();
+        self.tenured += rounded(len) + size_of::<StrObj>();
         let layout = StrObj::block_layout(len).expect("a string that exists fits a layout");
-        let block = self.to.alloc_layout(layout).as_ptr();
+        let block = self.tenure.alloc_layout(layout).as_ptr();
         // SAFETY: `block` is a fresh allocation with room for the object
         // and `len` bytes after it, apart from the old text.
         let text = unsafe { block.add(size_of::<StrObj>()) };
@@ -1092,8 +1292,8 @@ impl<'h> Copier<'h, '_> {
             return s;
         }
         // SAFETY: the text is written before the object that refers to
-        // it, and nothing is written after a reference is made. The new
-        // arena becomes the space, which lives for `'h`.
+        // it, and nothing is written after a reference is made. The
+        // tenured arena becomes the space's, which lives for `'h`.
         unsafe {
             let obj = block.cast::<StrObj<'h>>();
             obj.write(StrObj {
@@ -1128,6 +1328,18 @@ impl<'h> Copier<'h, '_> {
         }
     }
 
+    /// Gives the strings copied by a collection that stopped their hashes
+    /// back (kept by their copies).
+    fn unforward_strs(&mut self) {
+        for s in self.forwarded_strs.drain(..) {
+            let copy = (s.hash.get() & !FORWARDED) as *const StrObj<'h>;
+            // SAFETY: a forwarded string's hash holds the address of its
+            // copy, a string of the new or the tenured arena, which still
+            // exist (they are dropped after this).
+            s.hash.set(unsafe { (*copy).hash.get() });
+        }
+    }
+
     /// Rewrites the values of the lists whose storage is a large block
     /// (shared with the old lists) to their copies, once the whole copy
     /// has succeeded: every value of the old arena in them was traced by
@@ -1137,7 +1349,7 @@ impl<'h> Copier<'h, '_> {
             for x in l.items.borrow_mut().iter_mut() {
                 let Some(a) = address(*x) else { continue };
                 if self.in_from(a) {
-                    let new = self.moved.get(a).expect("a traced value was copied");
+                    let new = self.forwarded(*x, a).expect("a traced value was copied");
                     // SAFETY: `new` is the copy of the object at `a`, of
                     // its kind.
                     *x = unsafe { retag(*x, new) };
@@ -1161,10 +1373,26 @@ impl<'h> Copier<'h, '_> {
                 Value::List(l) => {
                     // A list in a large block is only traced (see
                     // `LARGE_ITEMS`).
+                    let raw = i;
                     let (i, shared) = (i & !LARGE_ITEMS, i & LARGE_ITEMS != 0);
-                    let item = l.items.borrow().get(i).copied();
+                    // The values that refer to nothing in the old arena
+                    // (numbers, tenured strings) stay as they are: passed
+                    // over in one go, up to the next that is copied.
+                    let (i, item) = {
+                        let items = l.items.borrow();
+                        let rest = items.get(i..).unwrap_or_default();
+                        let skip = rest
+                            .iter()
+                            .position(|&x| address(x).is_some_and(|a| self.in_from(a)))
+                            .unwrap_or(rest.len());
+                        (i + skip, rest.get(skip).copied())
+                    };
+                    self.pass_over(i - (raw & !LARGE_ITEMS));
                     match item {
                         Some(x) => {
+                            if let Some(top) = self.work.last_mut() {
+                                top.1 = (i + 1) | (raw & LARGE_ITEMS);
+                            }
                             let y = self.value(x);
                             if !shared {
                                 l.items.borrow_mut()[i] = y;
@@ -1244,7 +1472,11 @@ fn stress_copies() -> bool {
 struct Marked {
     /// Bytes of the objects, counted as the heap charges them.
     bytes: usize,
-    /// The objects.
+    /// Of `bytes`, those of objects that refer to nothing (strings,
+    /// bytes, big ints, ranges), which a copy tenures.
+    leaves: usize,
+    /// The objects but those of `leaves` (the ones a copy enters in its
+    /// table).
     objects: usize,
 }
 
@@ -1273,6 +1505,7 @@ fn mark<'h>(
     let mut bits = vec![0u64; words];
     let mut stack: Vec<Value<'h>> = Vec::new();
     let kept = Cell::new(0usize);
+    let leaves = Cell::new(0usize);
     let marked = Cell::new(0usize);
     let mut objects = 0usize;
     let mut failed = None;
@@ -1286,21 +1519,27 @@ fn mark<'h>(
         let (word, mask) = (bit / 64, 1u64 << (bit % 64));
         if bits[word] & mask == 0 {
             bits[word] |= mask;
-            kept.set(kept.get() + object_bytes(v));
-            marked.set(marked.get() + 1);
-            // A string, bytes, big int or range refers to nothing.
+            let bytes = object_bytes(v);
+            kept.set(kept.get() + bytes);
             if matches!(v, Value::List(_) | Value::Dict(_) | Value::Cell(_)) || is_aggregate(v) {
+                marked.set(marked.get() + 1);
                 stack.push(v);
+            } else {
+                // A string, bytes, big int or range refers to nothing.
+                leaves.set(leaves.get() + bytes);
             }
         }
     };
+    // Only what a copy copies again at the next collection counts against
+    // `limit`: what it tenures is copied once.
+    let over = || kept.get() - leaves.get() > limit;
     roots.each_root(&mut |root| {
-        if failed.is_some() || kept.get() > limit {
+        if failed.is_some() || over() {
             return;
         }
         visit(*root, &mut stack);
         while let Some(v) = stack.pop() {
-            if kept.get() > limit {
+            if over() {
                 stack.clear();
                 return;
             }
@@ -1342,6 +1581,7 @@ fn mark<'h>(
         Some(e) => Err(e),
         None => Ok(Some(Marked {
             bytes: kept.get(),
+            leaves: leaves.get(),
             objects: marked.get(),
         })),
     }

@@ -235,10 +235,15 @@ impl<'h> Thread<'h> {
         let r = unsafe { crate::gc::collect(space, heap, self, values) }?;
         match r {
             Collected::Done {
-                live, bookkeeping, ..
-            } => self
-                .budget
-                .collected(self.code_bytes + live, live + bookkeeping),
+                live,
+                young,
+                bookkeeping,
+                ..
+            } => self.budget.collected(
+                self.code_bytes + live,
+                live + bookkeeping,
+                self.code_bytes + young,
+            ),
             Collected::NoRoom => self.budget.collection_skipped(),
             // The budget has put the next one off already.
             Collected::Deferred => {}
