@@ -807,8 +807,10 @@ async fn a_stuck_progress_report_ends_at_the_deadline() {
     assert!(heard.lock().expect("lock").is_empty());
 }
 
-/// A program that builds about 2 MB of strings, then waits on a sleep.
-const HOLDS_AND_WAITS: &str = "def main():\n    big = [\"x\" * 1000 + str(i) for i in range(1000)]\n    return conformance.sleep(ms=2000)\n";
+/// A program that builds 2.5 MB of strings and keeps them all (it makes
+/// no garbage, so what a collection finds is what it built), then waits
+/// on a sleep.
+const HOLDS_AND_WAITS: &str = "def main():\n    big = [\"x\" * 2500 for i in range(1000)]\n    return conformance.sleep(ms=2000)\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_paused_execution_gives_its_memory_back_at_once() {
