@@ -706,7 +706,7 @@ mod tests {
         assert!(keeper.gc_due(), "due at {GC_MIN_BYTES}");
 
         // A program that makes garbage: collected every GC_EARLY_BYTES
-        // while each collection keeps less than an eighth.
+        // while each collection copies less than a third.
         let churner = budget(1000);
         churner.charge_heap(GC_EARLY_BYTES).unwrap();
         churner.collected(64 << 10, 80 << 10, 64 << 10);
