@@ -162,10 +162,7 @@ impl Space {
             thread_local! {
                 static TURN: Cell<u64> = const { Cell::new(0) };
             }
-            return TURN.with(|n| {
-                n.set(n.get() + 1);
-                n.get() % 2 == 0
-            });
+            return every_other(&TURN);
         }
         t.bytes.get()
             > t.after_full
@@ -902,11 +899,8 @@ impl<'h> Copier<'h, '_> {
             Value::List(l) if self.large.holds(l.items.borrow().as_ptr()) => size_of::<ListObj>(),
             _ => object_bytes(v),
         };
-        let bookkeeping = self.bookkeeping()
-            + self.moved.next_bytes()
-            + (self.forwarded_strs.len() == self.forwarded_strs.capacity()) as usize
-                * size_of::<usize>()
-                * self.forwarded_strs.capacity().max(4);
+        let bookkeeping =
+            self.bookkeeping() + self.moved.next_bytes() + self.forwarded_strs_next_bytes();
         let fits = self.live.saturating_add(bytes).saturating_add(bookkeeping) <= self.room;
         if !fits {
             self.stopped = Some(Stop::NoRoom);
@@ -920,6 +914,17 @@ impl<'h> Copier<'h, '_> {
     fn bookkeeping(&self) -> usize {
         let stacks = (self.work.capacity() + self.parts.capacity()) * size_of::<(Value, usize)>();
         self.moved.bytes + 2 * stacks + 2 * self.forwarded_strs.capacity() * size_of::<usize>()
+    }
+
+    /// Bytes the next string recorded in `forwarded_strs` may take: the
+    /// room its vector grows by.
+    fn forwarded_strs_next_bytes(&self) -> usize {
+        let (len, cap) = (self.forwarded_strs.len(), self.forwarded_strs.capacity());
+        if len == cap {
+            cap.max(4) * size_of::<usize>()
+        } else {
+            0
+        }
     }
 
     /// Where the object of the old arena that `v` (at `addr`) refers to
@@ -1460,12 +1465,17 @@ fn stress_copies() -> bool {
     thread_local! {
         static CHANCES: Cell<u64> = const { Cell::new(0) };
     }
-    cfg!(feature = "gc-stress")
-        && CHANCES.with(|n| {
-            let odd = n.get() % 2 == 1;
-            n.set(n.get() + 1);
-            odd
-        })
+    cfg!(feature = "gc-stress") && every_other(&CHANCES)
+}
+
+/// True on every second call counted by `turn` (the second, the fourth,
+/// ...): the `gc-stress` feature's alternations.
+fn every_other(turn: &'static std::thread::LocalKey<Cell<u64>>) -> bool {
+    turn.with(|n| {
+        let t = n.get();
+        n.set(t + 1);
+        t % 2 == 1
+    })
 }
 
 /// What a [`mark`] found reachable.
