@@ -326,7 +326,7 @@ pub(crate) unsafe fn collect<'h>(
     } else {
         values.saturating_sub(space.tenured.bytes.get())
     };
-    from.sort_unstable();
+    let from = Chunks::new(from);
     // The table of copied objects is made as large as their number needs
     // at once: found by the mark, else twice as many as the last
     // collection copied (the heap has grown by twice what it kept since).
@@ -357,7 +357,7 @@ pub(crate) unsafe fn collect<'h>(
             }
         }
     }
-    let used: usize = from.iter().map(|(a, b)| b - a).sum();
+    let used: usize = from.ranges.iter().map(|(a, b)| b - a).sum();
     // The copy and its bookkeeping must fit beside the old arena.
     let room = budget.collection_room();
     // Room for the copy and what the program allocates until the next
@@ -667,7 +667,7 @@ impl<'s> Forwarding<'s> {
 /// which objects have been copied.
 pub(crate) struct Copier<'h, 'c> {
     /// The old arena's allocated ranges, sorted.
-    from: Vec<(usize, usize)>,
+    from: Chunks,
     to: &'c Bump,
     /// Where the objects that refer to nothing go (see [`Tenured`]).
     tenure: &'c Bump,
@@ -834,8 +834,7 @@ unsafe fn retag<'h>(like: Value<'h>, addr: usize) -> Value<'h> {
 impl<'h> Copier<'h, '_> {
     /// Whether `addr` lies in the old arena.
     fn in_from(&self, addr: usize) -> bool {
-        let i = self.from.partition_point(|&(start, _)| start <= addr);
-        i > 0 && addr < self.from[i - 1].1
+        self.from.find(addr).is_some()
     }
 
     /// Whether `v` refers to an object of the old arena not yet copied.
@@ -1490,6 +1489,91 @@ struct Marked {
     objects: usize,
 }
 
+/// The chunks a collection copies (or a mark looks) out of: their
+/// address ranges, sorted, and tables from each [`GRANULE`] of memory
+/// near them to the chunk that covers it, so that finding an address's
+/// chunk (done for every value a collection meets) is a load or two
+/// instead of a binary search of the chunks.
+///
+/// The chunks lie in a few regions of the address space far apart (the
+/// allocator's small blocks, the system's mappings for large ones): each
+/// run of chunks within [`MAX_GRANULES`] of the first has a table of its
+/// own.
+struct Chunks {
+    ranges: Vec<(usize, usize)>,
+    regions: Vec<Region>,
+}
+
+/// Granules of the memory from `base` (a granule number): per granule, 0
+/// when no chunk covers it, else one more than the index of the chunk
+/// that does, or [`Chunks::SHARED`] when several do.
+struct Region {
+    base: usize,
+    table: Vec<u32>,
+}
+
+/// Granules of 1 MiB: the arena's chunks are mostly 2 MiB and larger,
+/// so a granule is mostly within one of them.
+const GRANULE: u32 = 20;
+
+/// The most granules a region's table spans (256 KiB of table, 64 GiB
+/// of addresses).
+const MAX_GRANULES: usize = 1 << 16;
+
+impl Chunks {
+    const SHARED: u32 = u32::MAX;
+
+    fn new(mut ranges: Vec<(usize, usize)>) -> Chunks {
+        ranges.sort_unstable();
+        let mut regions: Vec<Region> = Vec::new();
+        for (i, &(start, end)) in ranges.iter().enumerate() {
+            let (first, last) = (start >> GRANULE, (end - 1) >> GRANULE);
+            let region = match regions.last_mut() {
+                Some(r) if last - r.base < MAX_GRANULES => r,
+                _ => {
+                    regions.push(Region {
+                        base: first,
+                        table: Vec::new(),
+                    });
+                    regions.last_mut().expect("just pushed")
+                }
+            };
+            if region.table.len() <= last - region.base {
+                region.table.resize(last - region.base + 1, 0);
+            }
+            for g in first..=last {
+                let entry = &mut region.table[g - region.base];
+                *entry = if *entry == 0 {
+                    i as u32 + 1
+                } else {
+                    Self::SHARED
+                };
+            }
+        }
+        Chunks { ranges, regions }
+    }
+
+    /// The index in `ranges` of the chunk that holds `addr`, if any.
+    #[inline]
+    fn find(&self, addr: usize) -> Option<usize> {
+        let g = addr >> GRANULE;
+        let entry = self
+            .regions
+            .iter()
+            .find_map(|r| r.table.get(g.wrapping_sub(r.base)))?;
+        let i = match *entry {
+            0 => return None,
+            Self::SHARED => self
+                .ranges
+                .partition_point(|&(start, _)| start <= addr)
+                .checked_sub(1)?,
+            chunk => chunk as usize - 1,
+        };
+        let (start, end) = self.ranges[i];
+        (start <= addr && addr < end).then_some(i)
+    }
+}
+
 /// Finds the bytes of the objects of the space (`from`, its chunks,
 /// sorted) that `roots` still reach, without copying or changing
 /// anything: a bit per 8 bytes of the chunks, and an explicit stack.
@@ -1498,14 +1582,14 @@ struct Marked {
 /// cancelled (it looks at the clock every [`CHECK_EVERY`] objects), and
 /// then nothing has changed either.
 fn mark<'h>(
-    from: &[(usize, usize)],
+    from: &Chunks,
     budget: &crate::budget::Budget,
     roots: &mut dyn Roots<'h>,
     limit: usize,
 ) -> crate::error::Result<Option<Marked>> {
-    let mut first = Vec::with_capacity(from.len());
+    let mut first = Vec::with_capacity(from.ranges.len());
     let mut words = 0;
-    for &(start, end) in from {
+    for &(start, end) in &from.ranges {
         first.push(words * 64);
         words += (end - start).div_ceil(8).div_ceil(64);
     }
@@ -1521,11 +1605,8 @@ fn mark<'h>(
     let mut failed = None;
     let mut visit = |v: Value<'h>, stack: &mut Vec<Value<'h>>| {
         let Some(a) = address(v) else { return };
-        let i = from.partition_point(|&(start, _)| start <= a);
-        if i == 0 || a >= from[i - 1].1 {
-            return;
-        }
-        let bit = first[i - 1] + (a - from[i - 1].0) / 8;
+        let Some(i) = from.find(a) else { return };
+        let bit = first[i] + (a - from.ranges[i].0) / 8;
         let (word, mask) = (bit / 64, 1u64 << (bit % 64));
         if bits[word] & mask == 0 {
             bits[word] |= mask;
@@ -1623,6 +1704,60 @@ pub(crate) fn hashes_by_address(v: Value<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `Chunks::find` must answer: the chunk of `ranges` (sorted,
+    /// disjoint) that holds `addr`, by a linear look.
+    fn holder(ranges: &[(usize, usize)], addr: usize) -> Option<usize> {
+        ranges
+            .iter()
+            .position(|&(start, end)| start <= addr && addr < end)
+    }
+
+    #[test]
+    fn chunks_find_the_chunk_of_every_address_near_and_far() {
+        const MIB: usize = 1 << 20;
+        let far = 0x7f00_0000_0000;
+        // Small chunks sharing granules, a chunk that ends where the next
+        // begins, chunks of several MiB, gaps inside a granule, and a
+        // second region too far away for one table.
+        let ranges = vec![
+            (far + 5 * MIB, far + 9 * MIB + 24),
+            (0x2000_0000_0000 + 0x100, 0x2000_0000_0000 + 0x900),
+            (0x2000_0000_0000 + 0x900, 0x2000_0000_0000 + 0x1000),
+            (0x2000_0000_0000 + 0x4000, 0x2000_0000_0000 + 0x5000),
+            (0x2000_0000_0000 + 3 * MIB - 8, 0x2000_0000_0000 + 5 * MIB),
+            (far, far + 2 * MIB),
+            (far + 2 * MIB + 64, far + 4 * MIB),
+        ];
+        let chunks = Chunks::new(ranges);
+        assert!(chunks.regions.len() >= 2);
+        let sorted = chunks.ranges.clone();
+        let mut probes = vec![0, 8, usize::MAX, usize::MAX - 7, far - 1];
+        for &(start, end) in &sorted {
+            for a in [
+                start - 8,
+                start - 1,
+                start,
+                start + 8,
+                end - 8,
+                end - 1,
+                end,
+                end + 8,
+            ] {
+                probes.push(a);
+            }
+            probes.push(start + (end - start) / 2);
+        }
+        for g in 0..12 {
+            probes.push(far + g * MIB + 16);
+            probes.push(0x2000_0000_0000 + g * MIB + 16);
+        }
+        for a in probes {
+            assert_eq!(chunks.find(a), holder(&sorted, a), "address {a:#x}");
+        }
+        let empty = Chunks::new(Vec::new());
+        assert_eq!(empty.find(0x1000), None);
+    }
 
     #[test]
     fn an_arena_copied_out_of_is_kept_emptied_when_small_and_given_back_on_release() {
