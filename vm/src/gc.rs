@@ -1498,7 +1498,8 @@ struct Marked {
 /// The chunks lie in a few regions of the address space far apart (the
 /// allocator's small blocks, the system's mappings for large ones): each
 /// run of chunks within [`MAX_GRANULES`] of the first has a table of its
-/// own.
+/// own, and a table spans at most about twice the granules its chunks
+/// cover.
 struct Chunks {
     ranges: Vec<(usize, usize)>,
     regions: Vec<Region>,
@@ -1509,6 +1510,8 @@ struct Chunks {
 /// that does, or [`Chunks::SHARED`] when several do.
 struct Region {
     base: usize,
+    /// The granules its chunks cover (some twice, when they share one).
+    covered: usize,
     table: Vec<u32>,
 }
 
@@ -1528,16 +1531,27 @@ impl Chunks {
         let mut regions: Vec<Region> = Vec::new();
         for (i, &(start, end)) in ranges.iter().enumerate() {
             let (first, last) = (start >> GRANULE, (end - 1) >> GRANULE);
+            let granules = last - first + 1;
+            // A region's table spans at most twice the granules its chunks
+            // cover, and a little: the tables stay small however the
+            // chunks are spread.
             let region = match regions.last_mut() {
-                Some(r) if last - r.base < MAX_GRANULES => r,
+                Some(r)
+                    if last - r.base < MAX_GRANULES
+                        && last - r.base < 2 * (r.covered + granules) + 1024 =>
+                {
+                    r
+                }
                 _ => {
                     regions.push(Region {
                         base: first,
+                        covered: 0,
                         table: Vec::new(),
                     });
                     regions.last_mut().expect("just pushed")
                 }
             };
+            region.covered += granules;
             if region.table.len() <= last - region.base {
                 region.table.resize(last - region.base + 1, 0);
             }
@@ -1754,6 +1768,24 @@ mod tests {
         }
         for a in probes {
             assert_eq!(chunks.find(a), holder(&sorted, a), "address {a:#x}");
+        }
+        // Small chunks gigabytes apart (within one table's reach): tables
+        // of their own, not one spanning the gaps.
+        let spread: Vec<(usize, usize)> = (0..3)
+            .map(|i| {
+                (
+                    0x1000_0000_0000 + i * (10 << 30),
+                    0x1000_0000_0000 + i * (10 << 30) + 4096,
+                )
+            })
+            .collect();
+        let chunks = Chunks::new(spread.clone());
+        let entries: usize = chunks.regions.iter().map(|r| r.table.len()).sum();
+        assert!(entries <= 3, "{entries} entries");
+        for &(start, end) in &spread {
+            for a in [start - 1, start, end - 1, end] {
+                assert_eq!(chunks.find(a), holder(&spread, a), "address {a:#x}");
+            }
         }
         let empty = Chunks::new(Vec::new());
         assert_eq!(empty.find(0x1000), None);
