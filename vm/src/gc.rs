@@ -1610,49 +1610,37 @@ fn mark<'h>(
     if words * 8 > budget.collection_room() {
         return Ok(None);
     }
-    let mut bits = vec![0u64; words];
-    let mut stack: Vec<Value<'h>> = Vec::new();
-    let kept = Cell::new(0usize);
-    let leaves = Cell::new(0usize);
-    let marked = Cell::new(0usize);
-    let mut objects = 0usize;
-    let mut failed = None;
-    let mut visit = |v: Value<'h>, stack: &mut Vec<Value<'h>>| {
-        let Some(a) = address(v) else { return };
-        let Some(i) = from.find(a) else { return };
-        let bit = first[i] + (a - from.ranges[i].0) / 8;
-        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
-        if bits[word] & mask == 0 {
-            bits[word] |= mask;
-            let bytes = object_bytes(v);
-            kept.set(kept.get() + bytes);
-            if matches!(v, Value::List(_) | Value::Dict(_) | Value::Cell(_)) || is_aggregate(v) {
-                marked.set(marked.get() + 1);
-                stack.push(v);
-            } else {
-                // A string, bytes, big int or range refers to nothing.
-                leaves.set(leaves.get() + bytes);
-            }
-        }
+    let mut m = Marking {
+        from,
+        first,
+        bits: vec![0u64; words],
+        stack: Vec::new(),
+        found: Marked {
+            bytes: 0,
+            leaves: 0,
+            objects: 0,
+        },
     };
+    let mut popped = 0usize;
+    let mut failed = None;
     // Only what a copy copies again at the next collection counts against
     // `limit`: what it tenures is copied once.
-    let over = || kept.get() - leaves.get() > limit;
+    let over = |m: &Marking<'_, 'h>| m.found.bytes - m.found.leaves > limit;
     roots.each_root(&mut |root| {
-        if failed.is_some() || over() {
+        if failed.is_some() || over(&m) {
             return;
         }
-        visit(*root, &mut stack);
-        while let Some(v) = stack.pop() {
-            if over() {
-                stack.clear();
+        m.visit(*root);
+        while let Some(v) = m.stack.pop() {
+            if over(&m) {
+                m.stack.clear();
                 return;
             }
-            objects += 1;
-            if objects.is_multiple_of(CHECK_EVERY) {
+            popped += 1;
+            if popped.is_multiple_of(CHECK_EVERY) {
                 if let Err(e) = budget.check_time() {
                     failed = Some(e);
-                    stack.clear();
+                    m.stack.clear();
                     return;
                 }
             }
@@ -1660,21 +1648,21 @@ fn mark<'h>(
                 Value::List(l) => {
                     let items = l.items.borrow();
                     for &x in items.iter() {
-                        visit(x, &mut stack);
+                        m.visit(x);
                     }
                 }
                 Value::Dict(d) => {
                     let map = d.map.borrow();
                     for (k, x) in map.iter() {
-                        visit(k, &mut stack);
-                        visit(x, &mut stack);
+                        m.visit(k);
+                        m.visit(x);
                     }
                 }
-                Value::Cell(c) => visit(c.value.get(), &mut stack),
+                Value::Cell(c) => m.visit(c.value.get()),
                 _ if is_aggregate(v) => {
                     let mut i = 0;
                     while let Some(p) = part(v, i) {
-                        visit(p, &mut stack);
+                        m.visit(p);
                         i += 1;
                     }
                 }
@@ -1684,11 +1672,44 @@ fn mark<'h>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(Some(Marked {
-            bytes: kept.get(),
-            leaves: leaves.get(),
-            objects: marked.get(),
-        })),
+        None => Ok(Some(m.found)),
+    }
+}
+
+/// The state of a [`mark`]: a bit per 8 bytes of the chunks (`first`:
+/// each chunk's first bit), the containers marked but not yet looked
+/// into, and what was found so far.
+struct Marking<'c, 'h> {
+    from: &'c Chunks,
+    first: Vec<usize>,
+    bits: Vec<u64>,
+    stack: Vec<Value<'h>>,
+    found: Marked,
+}
+
+impl<'h> Marking<'_, 'h> {
+    /// Marks the object `v` refers to, when it lies in the chunks and is
+    /// not marked yet: counts its bytes, and stacks it when it refers to
+    /// others.
+    #[inline(always)]
+    fn visit(&mut self, v: Value<'h>) {
+        let Some(a) = address(v) else { return };
+        let Some(i) = self.from.find(a) else { return };
+        let bit = self.first[i] + (a - self.from.ranges[i].0) / 8;
+        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
+        if self.bits[word] & mask != 0 {
+            return;
+        }
+        self.bits[word] |= mask;
+        let bytes = object_bytes(v);
+        self.found.bytes += bytes;
+        if matches!(v, Value::List(_) | Value::Dict(_) | Value::Cell(_)) || is_aggregate(v) {
+            self.found.objects += 1;
+            self.stack.push(v);
+        } else {
+            // A string, bytes, big int or range refers to nothing.
+            self.found.leaves += bytes;
+        }
     }
 }
 
