@@ -7,35 +7,50 @@
 
 use tokio_util::sync::CancellationToken;
 
-/// Cancels `token` on the first SIGTERM or SIGINT.
+/// Cancels `token` on the first SIGTERM or SIGINT. The handlers are
+/// installed before this returns (in the runtime's context), not by the
+/// task that waits for them: that task may first run after the server has
+/// announced its address and answered requests, and a signal before then
+/// would end the process by its default action instead of draining it.
 pub fn cancel_on_signal(token: CancellationToken) {
+    let Some(signalled) = installed() else {
+        tracing::warn!("cannot install the SIGTERM/SIGINT handlers: no graceful drain");
+        return;
+    };
     tokio::spawn(async move {
-        if signalled().await {
-            tracing::info!("signal received: draining");
-            token.cancel();
-        }
+        signalled.await;
+        tracing::info!("signal received: draining");
+        token.cancel();
     });
 }
 
-/// Waits for SIGTERM or SIGINT; `false` if no handler could be installed.
+/// Installs the SIGTERM and SIGINT handlers; the future ends at the first
+/// of those signals. `None` if a handler could not be installed.
 #[cfg(unix)]
-async fn signalled() -> bool {
+fn installed() -> Option<impl std::future::Future<Output = ()> + Send> {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
     ) else {
-        tracing::warn!("cannot install the SIGTERM/SIGINT handlers: no graceful drain");
-        return false;
+        return None;
     };
-    tokio::select! {
-        _ = term.recv() => true,
-        _ = int.recv() => true,
-    }
+    Some(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
 
-/// Waits for Ctrl-C; `false` if no handler could be installed.
+/// Waits for Ctrl-C (installed at the first poll, the closest this
+/// platform's API offers); never ends if no handler could be installed.
 #[cfg(not(unix))]
-async fn signalled() -> bool {
-    tokio::signal::ctrl_c().await.is_ok()
+fn installed() -> Option<impl std::future::Future<Output = ()> + Send> {
+    Some(async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            tracing::warn!("cannot install the Ctrl-C handler: no graceful drain");
+            std::future::pending::<()>().await;
+        }
+    })
 }

@@ -401,6 +401,27 @@ fn sigterm_drains_in_flight_executions_and_exits_0() {
     }
 }
 
+/// The drain's signal handlers are in place once the server says it
+/// listens: a SIGTERM right after that line drains (exit 0), it does not
+/// end the process by the signal's default action.
+#[test]
+fn a_signal_right_after_the_listening_line_drains() {
+    for round in 0..20 {
+        let sig = if round % 2 == 0 {
+            libc::SIGTERM
+        } else {
+            libc::SIGINT
+        };
+        let (mut child, _) = start_binary(&[]);
+        signal(&child, sig);
+        assert_eq!(
+            exit_within(&mut child, Duration::from_secs(5)),
+            Some(0),
+            "round {round}, signal {sig}"
+        );
+    }
+}
+
 /// The PIDs of the child processes of `pid` (every thread's).
 fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
