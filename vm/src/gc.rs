@@ -337,7 +337,18 @@ pub(crate) unsafe fn collect<'h>(
     // off instead, when the budget allows. Marking only reads.
     if budget.worth_marking() {
         let limit = budget.probe_limit(values);
-        let m = mark(&from, budget, roots, limit)?;
+        // Once more than three quarters are found reachable the answer is
+        // known (put off, if the budget allows): the mark stops there
+        // instead of finding the rest. Under `gc-stress`, every other
+        // collection is made however much is reachable, and its mark
+        // finds everything.
+        let forced = stress_copies();
+        let mostly = if forced {
+            usize::MAX
+        } else {
+            values.saturating_mul(3) / 4
+        };
+        let m = mark(&from, budget, roots, limit, mostly)?;
         if let Some(Marked {
             bytes: kept,
             leaves,
@@ -349,10 +360,7 @@ pub(crate) unsafe fn collect<'h>(
                 budget.probe_gave_up();
                 return Ok(Collected::Deferred);
             }
-            if kept.saturating_mul(4) > values.saturating_mul(3)
-                && !stress_copies()
-                && budget.collection_deferred(kept)
-            {
+            if kept > mostly && budget.collection_deferred(kept) {
                 return Ok(Collected::Deferred);
             }
         }
@@ -1591,6 +1599,8 @@ impl Chunks {
 /// Finds the bytes of the objects of the space (`from`, its chunks,
 /// sorted) that `roots` still reach, without copying or changing
 /// anything: a bit per 8 bytes of the chunks, and an explicit stack.
+/// It stops early, with what it found so far, once more than `limit`
+/// bytes of containers or more than `mostly` bytes in all are found.
 /// `None` when its bitmap would not fit in the budget's room for a
 /// collection; fails when the deadline passes or the execution is
 /// cancelled (it looks at the clock every [`CHECK_EVERY`] objects), and
@@ -1600,6 +1610,7 @@ fn mark<'h>(
     budget: &crate::budget::Budget,
     roots: &mut dyn Roots<'h>,
     limit: usize,
+    mostly: usize,
 ) -> crate::error::Result<Option<Marked>> {
     let mut first = Vec::with_capacity(from.ranges.len());
     let mut words = 0;
@@ -1625,7 +1636,8 @@ fn mark<'h>(
     let mut failed = None;
     // Only what a copy copies again at the next collection counts against
     // `limit`: what it tenures is copied once.
-    let over = |m: &Marking<'_, 'h>| m.found.bytes - m.found.leaves > limit;
+    let over =
+        |m: &Marking<'_, 'h>| m.found.bytes - m.found.leaves > limit || m.found.bytes > mostly;
     roots.each_root(&mut |root| {
         if failed.is_some() || over(&m) {
             return;
@@ -1810,6 +1822,83 @@ mod tests {
         }
         let empty = Chunks::new(Vec::new());
         assert_eq!(empty.find(0x1000), None);
+    }
+
+    /// Roots held in a vector.
+    struct Held<'h>(Vec<Value<'h>>);
+
+    impl<'h> Roots<'h> for Held<'h> {
+        fn each_root(&mut self, visit: &mut dyn FnMut(&mut Value<'h>)) {
+            for v in &mut self.0 {
+                visit(v);
+            }
+        }
+    }
+
+    #[test]
+    fn a_mark_finds_all_that_is_reachable_or_stops_once_past_its_bounds() {
+        let bump = Bump::new();
+        let budget = crate::budget::Budget::new(
+            crate::budget::Limits::default(),
+            std::time::Instant::now(),
+            None,
+        );
+        let heap = Heap::new(&bump, &budget);
+        // 200 lists of a string and a list each, all reachable; garbage
+        // between them.
+        let mut rows = Vec::new();
+        for i in 0..200 {
+            let name = heap.str(&format!("row-{i}")).expect("a string");
+            heap.str("garbage, never reachable").expect("a string");
+            let inner = heap.list(&[Value::Int(i)]).expect("a list");
+            rows.push(heap.list(&[name, inner]).expect("a list"));
+        }
+        let row_bytes = object_bytes(rows[0]);
+        let inner_bytes = {
+            let Value::List(l) = rows[0] else {
+                unreachable!()
+            };
+            object_bytes(l.items.borrow()[1])
+        };
+        let name_bytes = {
+            let Value::List(l) = rows[0] else {
+                unreachable!()
+            };
+            object_bytes(l.items.borrow()[0])
+        };
+        let all = 200 * (row_bytes + inner_bytes + name_bytes);
+        // SAFETY: nothing allocates in the arena while its chunks are listed.
+        let from = Chunks::new(
+            unsafe { bump.iter_allocated_chunks_raw() }
+                .map(|(p, l)| (p as usize, p as usize + l))
+                .collect(),
+        );
+        let mut roots = Held(rows);
+        let found = mark(&from, &budget, &mut roots, usize::MAX, usize::MAX)
+            .expect("in time")
+            .expect("room");
+        assert_eq!(found.bytes, all);
+        assert_eq!(found.leaves, 200 * name_bytes);
+        assert_eq!(found.objects, 400);
+        // Past `mostly` bytes in all, it stops: at most the objects one
+        // container's visit adds beyond the bound.
+        let mostly = all / 2;
+        let part = mark(&from, &budget, &mut roots, usize::MAX, mostly)
+            .expect("in time")
+            .expect("room");
+        assert!(part.bytes > mostly, "{} of {all}", part.bytes);
+        assert!(
+            part.bytes <= mostly + row_bytes + inner_bytes + name_bytes,
+            "{} of {all}",
+            part.bytes
+        );
+        // Past `limit` bytes of containers, likewise.
+        let limit = 10 * row_bytes;
+        let part = mark(&from, &budget, &mut roots, limit, usize::MAX)
+            .expect("in time")
+            .expect("room");
+        assert!(part.bytes - part.leaves > limit);
+        assert!(part.bytes - part.leaves <= limit + row_bytes + inner_bytes);
     }
 
     #[test]
