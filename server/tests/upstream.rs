@@ -714,6 +714,59 @@ fn a_flood_of_tool_list_changes_is_debounced_and_the_last_one_counts() {
     );
 }
 
+/// A shutdown that comes while a changed tool list is being read does not
+/// wait for the listing (up to the 30 s connect timeout, or the 10 s the
+/// shutdown gives a task before it leaves the child running): the
+/// connection is closed and the child ended at once.
+#[test]
+fn a_shutdown_during_a_stalled_listing_closes_the_upstream_at_once() {
+    let dir = scratch("stalled-listing");
+    let log = dir.join("events");
+    let config = fx_config(&dir, &["FIXTURE_LOG", "FIXTURE_STALL_RELIST"]);
+    let mut server = Server {
+        inner: common::StdioServer::start(
+            &["--config", config.to_str().expect("utf-8")],
+            &[
+                ("FIXTURE_LOG", log.as_os_str()),
+                ("FIXTURE_STALL_RELIST", OsStr::new("1")),
+            ],
+        ),
+        next_id: 2,
+    };
+    assert_eq!(
+        server.execute("def main():\n    return fx.add_tool()[\"text\"]\n"),
+        Ok(json!("added"))
+    );
+    let mut stalled = None;
+    wait_for("the stalled listing", Duration::from_secs(10), || {
+        stalled = log_lines(&log)
+            .iter()
+            .find_map(|l| l.strip_prefix("stalled ").map(str::to_string));
+        stalled.is_some()
+    });
+    let pid = stalled.expect("logged");
+    let started = Instant::now();
+    server.inner.close_input();
+    let status = server.inner.exit_within(Duration::from_secs(20));
+    let took = started.elapsed();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "{status:?} after {took:?}"
+    );
+    assert!(took < Duration::from_secs(4), "shut down in {took:?}");
+    // The child was ended (gone, or a zombie until it is reaped).
+    wait_for(
+        "the child's end",
+        Duration::from_secs(5),
+        || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        },
+    );
+}
+
 /// The fixture on Streamable HTTP, killed on drop.
 struct HttpFixture {
     child: Child,

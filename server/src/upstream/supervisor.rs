@@ -307,7 +307,12 @@ impl Supervisor {
                 _ = tokio::time::sleep_until(next_relist), if pending => {
                     pending = false;
                     next_relist = tokio::time::Instant::now() + RELIST_INTERVAL;
-                    let relisted = tokio::time::timeout(CONNECT_TIMEOUT, self.import(&peer)).await;
+                    // A stop does not wait for a slow listing: the next
+                    // turn of the loop closes the connection.
+                    let relisted = tokio::select! {
+                        r = tokio::time::timeout(CONNECT_TIMEOUT, self.import(&peer)) => r,
+                        _ = self.stop.cancelled() => continue,
+                    };
                     if let Err(why) = relisted.unwrap_or_else(|_| Err("timed out".into())) {
                         tracing::warn!(
                             upstream = %self.upstream.name,

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Output, Stdio};
 
 /// `codemode ARGS` with `stdin` written to its standard input and `env`
 /// added to its environment (`RUST_LOG` removed, so that what it logs does
@@ -36,7 +36,8 @@ pub fn run_codemode(args: &[&str], stdin: &str, env: &[(&str, &OsStr)]) -> Outpu
 /// killed when dropped.
 pub struct StdioServer {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once [`StdioServer::close_input`] closed it.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
@@ -55,7 +56,7 @@ impl StdioServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn codemode serve");
-        let stdin = child.stdin.take().expect("stdin");
+        let stdin = Some(child.stdin.take().expect("stdin"));
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut server = StdioServer {
             child,
@@ -86,8 +87,29 @@ impl StdioServer {
     /// Writes one line as it is.
     #[allow(dead_code)]
     pub fn send_line(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").expect("write");
-        self.stdin.flush().expect("flush");
+        let stdin = self.stdin.as_mut().expect("the server's input is open");
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Closes the server's standard input: the client is gone, and the
+    /// server shuts down.
+    pub fn close_input(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The server's exit status, if it exits within `within`.
+    pub fn exit_within(&mut self, within: std::time::Duration) -> Option<ExitStatus> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Sends a request and returns the response with its `id`, skipping
