@@ -352,12 +352,21 @@ impl<'h> Heap<'h> {
     /// An empty list storage with room for `cap` values in a large block
     /// of its own, when it is large enough (see [`crate::large`]) and the
     /// heap has large blocks; already charged.
+    /// The test is inlined where a list is made; the block is made out of
+    /// line ([`Heap::large_block`]), since most lists are small.
+    #[inline(always)]
     fn large_vec(&self, cap: usize) -> Option<BumpVec<'h, Value<'h>>> {
-        let large = self.large?;
         if !is_large(cap.saturating_mul(size_of::<Value>())) {
             return None;
         }
-        let p = large.alloc(cap)?;
+        self.large_block(cap)
+    }
+
+    /// [`Heap::large_vec`] of a large `cap`.
+    #[cold]
+    #[inline(never)]
+    fn large_block(&self, cap: usize) -> Option<BumpVec<'h, Value<'h>>> {
+        let p = self.large?.alloc(cap)?;
         // SAFETY: `p` is a block of room for `cap` values, which only this
         // vector refers to; bumpalo never frees it (it is not the arena's),
         // and the list's growth frees it through `Heap::grow_to` or a
