@@ -353,6 +353,7 @@ pub(crate) unsafe fn collect<'h>(
             bytes: kept,
             leaves,
             objects,
+            whole,
         }) = m
         {
             expected = objects;
@@ -360,7 +361,11 @@ pub(crate) unsafe fn collect<'h>(
                 budget.probe_gave_up();
                 return Ok(Collected::Deferred);
             }
-            if kept > mostly && budget.collection_deferred(kept) {
+            // A mark that stopped early found a part of what is reachable:
+            // whether a copy of it still fits later is judged by the most
+            // it can be, all the values.
+            let reachable = if whole { kept } else { kept.max(values) };
+            if kept > mostly && budget.collection_deferred(reachable) {
                 return Ok(Collected::Deferred);
             }
         }
@@ -1495,6 +1500,9 @@ struct Marked {
     /// The objects but those of `leaves` (the ones a copy enters in its
     /// table).
     objects: usize,
+    /// Whether the mark found all that is reachable (it did not stop past
+    /// one of its bounds).
+    whole: bool,
 }
 
 /// The chunks a collection copies (or a mark looks) out of: their
@@ -1630,6 +1638,7 @@ fn mark<'h>(
             bytes: 0,
             leaves: 0,
             objects: 0,
+            whole: true,
         },
     };
     let mut popped = 0usize;
@@ -1684,7 +1693,11 @@ fn mark<'h>(
     });
     match failed {
         Some(e) => Err(e),
-        None => Ok(Some(m.found)),
+        None => {
+            // Past a bound it stopped (or found the last object there).
+            m.found.whole = !over(&m);
+            Ok(Some(m.found))
+        }
     }
 }
 
@@ -1880,6 +1893,7 @@ mod tests {
         assert_eq!(found.bytes, all);
         assert_eq!(found.leaves, 200 * name_bytes);
         assert_eq!(found.objects, 400);
+        assert!(found.whole);
         // Past `mostly` bytes in all, it stops: at most the objects one
         // container's visit adds beyond the bound.
         let mostly = all / 2;
@@ -1887,6 +1901,7 @@ mod tests {
             .expect("in time")
             .expect("room");
         assert!(part.bytes > mostly, "{} of {all}", part.bytes);
+        assert!(!part.whole);
         assert!(
             part.bytes <= mostly + row_bytes + inner_bytes + name_bytes,
             "{} of {all}",
