@@ -340,13 +340,13 @@ pub(crate) unsafe fn collect<'h>(
         // Once more than three quarters are found reachable the answer is
         // known (put off, if the budget allows): the mark stops there
         // instead of finding the rest. Under `gc-stress`, every other
-        // collection is made however much is reachable, and its mark
-        // finds everything.
-        let forced = stress_copies();
-        let mostly = if forced {
+        // collection that could be put off is made, and marks find
+        // everything.
+        let most = values.saturating_mul(3) / 4;
+        let mostly = if cfg!(feature = "gc-stress") {
             usize::MAX
         } else {
-            values.saturating_mul(3) / 4
+            most
         };
         let m = mark(&from, budget, roots, limit, mostly)?;
         if let Some(Marked {
@@ -365,7 +365,7 @@ pub(crate) unsafe fn collect<'h>(
             // whether a copy of it still fits later is judged by the most
             // it can be, all the values.
             let reachable = if whole { kept } else { kept.max(values) };
-            if kept > mostly && budget.collection_deferred(reachable) {
+            if kept > most && !stress_copies() && budget.collection_deferred(reachable) {
                 return Ok(Collected::Deferred);
             }
         }
