@@ -675,21 +675,26 @@ fn a_crashed_upstream_is_restarted_and_tool_changes_are_imported() {
     drop(server);
 }
 
-#[test]
-fn a_flood_of_tool_list_changes_is_debounced_and_the_last_one_counts() {
-    let dir = scratch("list-changed-flood");
+/// `codemode serve` over stdio with the fixture as upstream `fx`, its
+/// events logged to a file in a scratch folder `name`, and `var` set to
+/// `value` in the fixture's environment; the server and the log's path.
+fn fx_server(name: &str, var: &str, value: &str) -> (Server, PathBuf) {
+    let dir = scratch(name);
     let log = dir.join("events");
-    let config = fx_config(&dir, &["FIXTURE_LOG", "FIXTURE_FLOOD_MS"]);
-    let mut server = Server {
+    let config = fx_config(&dir, &["FIXTURE_LOG", var]);
+    let server = Server {
         inner: common::StdioServer::start(
             &["--config", config.to_str().expect("utf-8")],
-            &[
-                ("FIXTURE_LOG", log.as_os_str()),
-                ("FIXTURE_FLOOD_MS", OsStr::new("2000")),
-            ],
+            &[("FIXTURE_LOG", log.as_os_str()), (var, OsStr::new(value))],
         ),
         next_id: 2,
     };
+    (server, log)
+}
+
+#[test]
+fn a_flood_of_tool_list_changes_is_debounced_and_the_last_one_counts() {
+    let (mut server, log) = fx_server("list-changed-flood", "FIXTURE_FLOOD_MS", "2000");
     let listed = || log_lines(&log).iter().filter(|l| *l == "listed").count();
     let before = listed();
     assert!(before >= 1);
@@ -716,23 +721,11 @@ fn a_flood_of_tool_list_changes_is_debounced_and_the_last_one_counts() {
 
 /// A shutdown that comes while a changed tool list is being read does not
 /// wait for the listing (up to the 30 s connect timeout, or the 10 s the
-/// shutdown gives a task before it leaves the child running): the
-/// connection is closed and the child ended at once.
+/// shutdown gives each upstream's task): the connection is closed and the
+/// child ended at once.
 #[test]
 fn a_shutdown_during_a_stalled_listing_closes_the_upstream_at_once() {
-    let dir = scratch("stalled-listing");
-    let log = dir.join("events");
-    let config = fx_config(&dir, &["FIXTURE_LOG", "FIXTURE_STALL_RELIST"]);
-    let mut server = Server {
-        inner: common::StdioServer::start(
-            &["--config", config.to_str().expect("utf-8")],
-            &[
-                ("FIXTURE_LOG", log.as_os_str()),
-                ("FIXTURE_STALL_RELIST", OsStr::new("1")),
-            ],
-        ),
-        next_id: 2,
-    };
+    let (mut server, log) = fx_server("stalled-listing", "FIXTURE_STALL_RELIST", "1");
     assert_eq!(
         server.execute("def main():\n    return fx.add_tool()[\"text\"]\n"),
         Ok(json!("added"))
