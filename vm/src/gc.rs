@@ -342,18 +342,17 @@ pub(crate) unsafe fn collect<'h>(
         // instead of finding the rest. Under `gc-stress`, every other
         // collection that could be put off is made, and marks find
         // everything.
-        let most = values.saturating_mul(3) / 4;
+        let three_quarters = values.saturating_mul(3) / 4;
         let mostly = if cfg!(feature = "gc-stress") {
             usize::MAX
         } else {
-            most
+            three_quarters
         };
         let m = mark(&from, budget, roots, limit, mostly)?;
         if let Some(Marked {
             bytes: kept,
             leaves,
             objects,
-            whole,
         }) = m
         {
             expected = objects;
@@ -361,11 +360,15 @@ pub(crate) unsafe fn collect<'h>(
                 budget.probe_gave_up();
                 return Ok(Collected::Deferred);
             }
-            // A mark that stopped early found a part of what is reachable:
-            // whether a copy of it still fits later is judged by the most
-            // it can be, all the values.
-            let reachable = if whole { kept } else { kept.max(values) };
-            if kept > most && !stress_copies() && budget.collection_deferred(reachable) {
+            // A mark past `mostly` stopped there, having found a part of
+            // what is reachable: whether a copy of it still fits later is
+            // judged by the most it can be, all the values.
+            let reachable = if kept > mostly {
+                kept.max(values)
+            } else {
+                kept
+            };
+            if kept > three_quarters && !stress_copies() && budget.collection_deferred(reachable) {
                 return Ok(Collected::Deferred);
             }
         }
@@ -1500,9 +1503,6 @@ struct Marked {
     /// The objects but those of `leaves` (the ones a copy enters in its
     /// table).
     objects: usize,
-    /// Whether the mark found all that is reachable (it did not stop past
-    /// one of its bounds).
-    whole: bool,
 }
 
 /// The chunks a collection copies (or a mark looks) out of: their
@@ -1638,7 +1638,6 @@ fn mark<'h>(
             bytes: 0,
             leaves: 0,
             objects: 0,
-            whole: true,
         },
     };
     let mut popped = 0usize;
@@ -1693,11 +1692,7 @@ fn mark<'h>(
     });
     match failed {
         Some(e) => Err(e),
-        None => {
-            // Past a bound it stopped (or found the last object there).
-            m.found.whole = !over(&m);
-            Ok(Some(m.found))
-        }
+        None => Ok(Some(m.found)),
     }
 }
 
@@ -1893,7 +1888,6 @@ mod tests {
         assert_eq!(found.bytes, all);
         assert_eq!(found.leaves, 200 * name_bytes);
         assert_eq!(found.objects, 400);
-        assert!(found.whole);
         // Past `mostly` bytes in all, it stops: at most the objects one
         // container's visit adds beyond the bound.
         let mostly = all / 2;
@@ -1901,7 +1895,6 @@ mod tests {
             .expect("in time")
             .expect("room");
         assert!(part.bytes > mostly, "{} of {all}", part.bytes);
-        assert!(!part.whole);
         assert!(
             part.bytes <= mostly + row_bytes + inner_bytes + name_bytes,
             "{} of {all}",
